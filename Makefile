@@ -1,0 +1,89 @@
+# sampbench - build out of tree into build/. Quiet by default; `make V=1` prints commands.
+#   make            build build/sampbench
+#   make check      unit + integration tests (SANITIZE=address,undefined or thread works)
+#   make bench      the default benchmark matrix, results/runs/<UTC>.h5
+#   make deps       install missing Debian packages (root) or print the command
+
+BUILD    ?= build
+SANITIZE ?=
+CC       ?= cc
+V        ?= 0
+
+DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools \
+        pkg-config
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2)
+endif
+
+HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
+HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+HDF5_LIBDIR := $(patsubst -L%,%,$(filter -L%,$(HDF5_LIBS)))
+
+GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+VERSION := 0.1.0
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+           -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) \
+           -DSB_VERSION='"$(VERSION)"' -DSB_GIT_REV='"$(GIT_REV)"' -DSB_CC='"$(shell $(CC) -dumpfullversion -dumpversion | head -1)"'
+LDFLAGS += -pthread -rdynamic
+LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldl -lrt -lm
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+# Darwin-only sources never build here.
+LIB_SRCS := $(filter-out %_mach.c,$(wildcard sampler/*.c workloads/*.c results/*.c analysis/*.c)) \
+            $(filter-out harness/main.c,$(wildcard harness/*.c))
+MAIN_SRC := harness/main.c
+TEST_SRCS := $(wildcard tests/test_*.c)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+LIB := $(BUILD)/libsampbench.a
+BIN := $(BUILD)/sampbench
+
+.PHONY: all deps check unit integration bench clean
+.DEFAULT_GOAL := all
+
+all: deps $(BIN)
+
+deps:
+	@sh ci/deps.sh $(DEBS)
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS) -lcmocka
+
+check: deps $(BIN) $(TEST_BINS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh $(TEST_BINS)
+
+bench: deps $(BIN)
+	@mkdir -p results/runs
+	$(Q)$(BIN) bench -o results/runs/$(shell date -u +%Y%m%dT%H%M%SZ).h5
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,23 @@
+#!/bin/sh
+# deps.sh PKG... - install the Debian packages sampbench needs when they are missing.
+# As root: apt-get install (running apt-get update first when the lists are empty or older
+# than a day). Otherwise: print the exact command and fail.
+missing=
+for p in "$@"; do
+	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
+	case "$s" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "sampbench: missing Debian packages:$missing" >&2
+	echo "run as root: apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "  DEPS    installing$missing"
+lists=/var/lib/apt/lists
+if [ -z "$(find $lists -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+	apt-get update -qq || { echo "sampbench: apt-get update failed" >&2; exit 1; }
+fi
+DEBIAN_FRONTEND=noninteractive $cmd -qq >/dev/null || {
+	echo "sampbench: apt-get install failed:$missing" >&2; exit 1; }

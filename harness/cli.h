@@ -1,0 +1,29 @@
+/* cli.h - subcommand plumbing shared by the cmd_*.c files. */
+#ifndef SB_CLI_H
+#define SB_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes: 0 ok, 1 failure (a failed gate, a failed run), 2 bad input / usage. */
+enum { SB_EXIT_OK = 0, SB_EXIT_FAIL = 1, SB_EXIT_USAGE = 2 };
+
+/* Prints "sampbench: <message>\n" to stderr. Lowercase, problem first, no trailing period. */
+void sb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a whole decimal/float argument. Returns 0, or -1 (and prints an error naming opt). */
+int sb_parse_double(const char *opt, const char *s, double *out);
+int sb_parse_int(const char *opt, const char *s, long min, long max, long *out);
+
+/* One subcommand: argv[0] is the subcommand name. Returns the process exit code. */
+struct sb_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,39 @@
+/* run.c - helpers for struct sb_run. */
+#include "run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void run_free(struct sb_run *r)
+{
+	if (!r)
+		return;
+	free(r->samples);
+	free(r->frames);
+	free(r->threads);
+	free(r->stats);
+	r->samples = NULL;
+	r->frames = NULL;
+	r->threads = NULL;
+	r->stats = NULL;
+	r->nsamples = r->nframes = r->nthreads = r->nstats = 0;
+}
+
+double run_stat(const struct sb_run *r, const char *name)
+{
+	for (size_t i = 0; i < r->nstats; i++)
+		if (strcmp(r->stats[i].name, name) == 0)
+			return r->stats[i].value;
+	return NAN;
+}
+
+const char *run_status_name(int status)
+{
+	switch (status) {
+	case SB_RUN_OK: return "ok";
+	case SB_RUN_FAILED: return "failed";
+	case SB_RUN_SKIPPED: return "skipped";
+	}
+	return "unknown";
+}

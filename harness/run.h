@@ -1,0 +1,81 @@
+/* run.h - one run's record in memory: what the harness measured, what `h5` writes and
+ * reads, what the metrics are computed from. */
+#ifndef SB_RUN_H
+#define SB_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../analysis/metrics.h"
+#include "../sampler/sample.h"
+
+#define SB_NAME_LEN 48
+#define SB_REASON_LEN 192
+
+/* Truth and sampling per workload slot, as stored in the `threads` dataset. */
+struct sb_thread_row {
+	int32_t index;
+	int32_t tid;             /* last OS tid seen in the slot */
+	uint32_t os_threads;     /* OS threads that ran in the slot */
+	uint64_t cpu_ns;         /* true CPU time */
+	uint64_t alive_ns;       /* true alive time */
+	uint64_t offcpu_ns;      /* intended sleep/block time */
+	uint64_t ops;            /* work units */
+	uint64_t checksum_errors;
+	uint64_t eintr;
+	uint64_t short_io;
+	uint64_t samples;        /* samples attributed to the slot */
+	double weight_ns;        /* sum of their weights (NaN when unknown) */
+};
+
+struct sb_stat_row {
+	char name[SB_NAME_LEN];
+	double value;
+};
+
+/* Host facts, identical for every run of one invocation. */
+struct sb_host {
+	char host[64];
+	char kernel[128];
+	int32_t nproc;
+	int32_t tick_hz;       /* CONFIG_HZ, or measured; -1 unknown */
+	char tick_source[32];  /* "config", "measured", "unknown" */
+	char compiler[64];
+	char version[32];
+	char git_rev[48];
+};
+
+enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED };
+
+struct sb_run {
+	int64_t run_id;
+	char sampler[SB_NAME_LEN];
+	char workload[SB_NAME_LEN];
+	int32_t threads;
+	double hz;
+	double duration_s;
+	int32_t repetition;
+	int32_t status;              /* enum sb_status */
+	char reason[SB_REASON_LEN];  /* why it failed or was skipped, "" when ok */
+	char start_time[32];         /* ISO-8601 UTC */
+	int32_t clock;               /* enum sb_clock of the sampler */
+	double wall_s;               /* measured run wall time */
+	struct sb_metrics metrics;
+
+	struct sb_sample *samples;   /* owned by the run */
+	size_t nsamples;
+	uint64_t *frames;            /* owned; sample i uses frames[frame_offset .. +depth) */
+	size_t nframes;
+	struct sb_thread_row *threads; /* owned */
+	size_t nthreads;
+	struct sb_stat_row *stats;   /* owned: sampler counters and harness counters */
+	size_t nstats;
+};
+
+/* Frees what a run owns (not the run itself). */
+void run_free(struct sb_run *r);
+/* Value of stat `name`, or NaN. */
+double run_stat(const struct sb_run *r, const char *name);
+const char *run_status_name(int status);
+
+#endif

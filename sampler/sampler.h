@@ -1,0 +1,82 @@
+/* sampler.h - the interface every sampler under test implements.
+ *
+ * A sampler is one file exposing one `const struct sampler`, plus one line in the table in
+ * sampler/table.c. The harness calls, inside a fresh child process per run:
+ *   available() -> start(cfg, sink) -> [workload runs; thread_start/thread_stop hooks]
+ *   -> stop() -> stats()
+ * Samples go to the preallocated sink; stats() reports the sampler's own counters. */
+#ifndef SB_SAMPLER_H
+#define SB_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sample.h"
+
+#define SB_MAX_THREADS 64 /* workload thread slots */
+
+enum sb_clock {
+	SB_CLOCK_CPU,  /* samples a thread only while it runs (setitimer, timer_create, perf) */
+	SB_CLOCK_WALL, /* samples every thread every tick (suspend samplers) */
+};
+
+enum sb_sampler_flags {
+	SB_SAMPLER_FAULT = 1u << 0,       /* deliberately broken, for gate tests */
+	SB_SAMPLER_EXTERNAL = 1u << 1,    /* samples from another process */
+	SB_SAMPLER_TICK_DRIVEN = 1u << 2, /* rate capped by the kernel tick (CONFIG_HZ) */
+	SB_SAMPLER_BASELINE = 1u << 3,    /* takes no samples: the `none` reference */
+	SB_SAMPLER_TEST = 1u << 4,        /* internal test sampler, hidden from `list` */
+};
+
+struct sb_config {
+	double hz;           /* requested sampling frequency */
+	int threads;         /* workload threads */
+	double duration_s;   /* workload duration */
+	uint64_t seed;       /* for random phases and fault injection */
+	uint32_t max_depth;  /* frames per sample, <= SB_MAX_FRAMES */
+	bool idle_skip;      /* suspend samplers: reuse the stack of a thread that did not run */
+	bool rt_priority;    /* suspend samplers: try SCHED_FIFO for the sampler thread */
+	pid_t target_pid;    /* external samplers: the process to sample (0: the caller) */
+	const char *tmpdir;  /* scratch space for samplers that write files */
+};
+
+struct sb_stat {
+	const char *name; /* static string, snake_case with unit suffix where it has one */
+	double value;
+};
+
+#define SB_MAX_STATS 32
+
+struct sampler {
+	const char *name;
+	const char *description;
+	enum sb_clock clock;
+	unsigned flags; /* enum sb_sampler_flags */
+
+	/* Optional. Returns 0 when the mechanism is usable here; otherwise writes why (one
+	 * line) and returns -1, and the run is recorded as skipped. */
+	int (*available)(char *why, size_t len);
+	/* Starts sampling the calling process (or cfg->target_pid). Returns 0 or -1 with errno. */
+	int (*start)(const struct sb_config *cfg, struct sb_sink *sink);
+	/* Stops sampling; after it returns no sample is written. Returns 0 or -1. */
+	int (*stop)(void);
+	/* Writes up to max counters and returns how many. Optional. */
+	int (*stats)(struct sb_stat *out, int max);
+	/* Optional: called by every workload thread, from that thread, after it has announced
+	 * itself and before it starts work (thread_start) / after its work (thread_stop). */
+	void (*thread_start)(int index);
+	void (*thread_stop)(int index);
+};
+
+/* The table of samplers. Returns the sampler named `name`, or NULL. */
+const struct sampler *sampler_find(const char *name);
+/* Iterates the table: sampler_at(0), sampler_at(1), ... until NULL. */
+const struct sampler *sampler_at(size_t i);
+
+/* The sampler the current process runs (set by the harness before start), so workload
+ * threads can call its hooks. NULL when none. */
+extern const struct sampler *sb_active_sampler;
+
+#endif

@@ -1,0 +1,34 @@
+/* threads.h - which thread is which, readable from a signal handler.
+ *
+ * Every workload thread announces itself from itself with sb_thread_begin(index): that
+ * records its tid, its stack bounds (pthread_getattr_np, never inside a handler) and its
+ * slot, then calls the active sampler's thread_start hook. Lookups are lock-free. */
+#ifndef SB_THREADS_H
+#define SB_THREADS_H
+
+#include <sys/types.h>
+
+#include "fpwalk.h"
+
+#define SB_TLS __attribute__((tls_model("initial-exec")))
+
+/* This thread's slot (-1 when not a workload thread) and stack bounds ({0,0} when unknown). */
+extern __thread int sb_self_index SB_TLS;
+extern __thread struct sb_stack_bounds sb_self_bounds SB_TLS;
+
+/* Announces the calling thread as workload slot `index` (or -1) and runs the sampler's
+ * thread_start hook. Call once per thread, before its work. */
+void sb_thread_begin(int index);
+/* Runs the sampler's thread_stop hook and marks the thread gone. */
+void sb_thread_end(void);
+
+/* Slot of the live thread with OS id tid, or -1. Async-signal-safe. */
+int sb_index_of_tid(pid_t tid);
+
+/* Computes the calling thread's stack bounds. Not async-signal-safe. Returns 0 or -1. */
+int sb_stack_bounds_self(struct sb_stack_bounds *b);
+
+/* gettid(2). Async-signal-safe. */
+pid_t sb_gettid(void);
+
+#endif

@@ -1,0 +1,91 @@
+/* workload.h - synthetic programs whose truth is known.
+ *
+ * A workload is one file exposing one `const struct workload`, plus one line in
+ * workloads/table.c. The framework (workload.c) spawns the threads, announces each one
+ * (sb_thread_begin), measures its CPU and alive time, and stores the truth in the
+ * preallocated truth table the harness passes in. */
+#ifndef SB_WORKLOAD_H
+#define SB_WORKLOAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../sampler/sampler.h"
+
+#define WL_MAX_CHAIN 8   /* expected call chain entries (issue: stack correctness) */
+#define WL_MAX_FUNCS 4   /* functions with a known CPU split (hotspot) */
+
+/* Truth for one workload slot. Several OS threads may share a slot (churn): fields add up.
+ * Lives in shared memory; written by workload threads with atomics or once at their end. */
+struct wl_truth {
+	_Atomic uint64_t cpu_ns;          /* CLOCK_THREAD_CPUTIME_ID, read by the thread itself */
+	_Atomic uint64_t alive_ns;        /* wall time from its start to its end */
+	_Atomic uint64_t offcpu_ns;       /* time it meant to sleep or block (mixed) */
+	_Atomic uint64_t ops;             /* work units done */
+	_Atomic uint64_t checksum_errors; /* work units whose result was wrong */
+	_Atomic uint64_t eintr;           /* interrupted syscalls seen (syscall) */
+	_Atomic uint64_t short_io;        /* short reads or writes seen (syscall) */
+	_Atomic uint32_t os_threads;      /* OS threads that ran in this slot */
+	_Atomic int32_t tid;              /* last OS tid in this slot */
+	_Atomic uint64_t func_ops[WL_MAX_FUNCS]; /* work per function (hotspot) */
+};
+
+struct wl_ctx {
+	int threads;          /* workload threads requested */
+	double duration_s;    /* how long to run */
+	uint64_t seed;
+	uint32_t param;       /* workload-specific knob (deep: depth, churn: total), 0: default */
+	uint64_t deadline_ns; /* sb_now_ns() at which threads stop */
+	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
+	void *priv;           /* workload-private state */
+};
+
+struct workload {
+	const char *name;
+	const char *description;
+	/* Runs in each of ctx->threads threads, already announced as slot `index`. The
+	 * framework records cpu_ns, alive_ns, tid and os_threads for the slot. */
+	void (*thread_main)(struct wl_ctx *ctx, int index);
+	/* Optional: replaces the default "spawn ctx->threads threads running thread_main". */
+	int (*run)(struct wl_ctx *ctx);
+	/* Optional: called before threads start / after they are joined (setup, teardown). */
+	int (*setup)(struct wl_ctx *ctx);
+	void (*teardown)(struct wl_ctx *ctx);
+	/* Expected call chain, leaf side first, as function addresses; NULL-terminated.
+	 * A sample is stack-correct when its frames contain these functions in order. */
+	const void *chain[WL_MAX_CHAIN];
+	/* Known CPU split over functions (hotspot): addresses and true shares; NULL-terminated. */
+	const void *funcs[WL_MAX_FUNCS];
+};
+
+const struct workload *workload_find(const char *name);
+const struct workload *workload_at(size_t i);
+
+/* Runs w in the calling process: setup, threads, join, teardown. Returns 0 or -1. */
+int workload_run(const struct workload *w, struct wl_ctx *ctx);
+
+/* Spawns n framework threads running fn(ctx, index) for index 0..n-1 and joins them,
+ * recording truth per slot. Used by workload_run and by custom run() functions. */
+int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int));
+/* Same for one thread in slot index; returns once it exited. */
+int wl_run_one(struct wl_ctx *ctx, int index, void (*fn)(struct wl_ctx *, int));
+
+/* --- slot-unique leaf functions (slots.c) ---
+ * Slot i's work runs in a leaf function of its own, so a PC identifies the slot. */
+
+/* Does `iters` rounds of work in slot's leaf and returns the result; the result depends
+ * only on (seed, iters), so callers verify it against wl_unit_expected(). */
+uint64_t wl_slot_work(int slot, uint64_t seed, uint64_t iters);
+uint64_t wl_unit_expected(uint64_t seed, uint64_t iters);
+/* One verified unit of work in slot's leaf: adds 1 to ops and to checksum_errors on a wrong
+ * result. */
+void wl_unit(struct wl_ctx *ctx, int slot);
+/* Slot whose leaf contains pc, or -1. Async-signal-safe after the first call. */
+int wl_slot_of_pc(uint64_t pc);
+/* Address range of slot's leaf, for symbolizers and tests. */
+void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi);
+
+#define WL_UNIT_ITERS 20000 /* iterations per unit: ~20-40 us on this VM */
+
+#endif
