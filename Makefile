@@ -28,7 +28,7 @@ GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(s
 VERSION := 0.1.0
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
            -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) \
            -DSB_VERSION='"$(VERSION)"' -DSB_GIT_REV='"$(GIT_REV)"' -DSB_CC='"$(shell $(CC) -dumpfullversion -dumpversion | head -1)"'
 LDFLAGS += -pthread -rdynamic

@@ -1,0 +1,78 @@
+/* fpwalk.c - validated frame-pointer walking, shared by every sampler that walks. */
+#include "fpwalk.h"
+
+#include <stddef.h>
+#include <ucontext.h>
+
+int fp_validate(uintptr_t fp, const struct sb_stack_bounds *b)
+{
+	if (fp < b->lo || b->hi < 16 || fp > b->hi - 16)
+		return 0;
+	return (fp & 7) == 0;
+}
+
+static int read_direct(uintptr_t addr, uintptr_t out[2])
+{
+	const volatile uintptr_t *p = (const volatile uintptr_t *)addr;
+	out[0] = p[0];
+	out[1] = p[1];
+	return 0;
+}
+
+enum sb_walk_end fp_walk(const struct sb_regs *regs, const struct sb_stack_bounds *b,
+			 uint64_t *pcs, uint32_t max_depth, uint32_t *depth, sb_read_fn read,
+			 void *read_ctx)
+{
+	uint32_t n = 0;
+	uintptr_t fp = regs->fp;
+	enum sb_walk_end end = SB_WALK_OK;
+
+	if (max_depth == 0) {
+		*depth = 0;
+		return SB_WALK_TRUNCATED;
+	}
+	pcs[n++] = regs->pc;
+	while (fp != 0) {
+		if (!fp_validate(fp, b)) {
+			end = (fp & 7) ? SB_WALK_MISALIGNED : SB_WALK_OUT_OF_BOUNDS;
+			break;
+		}
+		uintptr_t rec[2];
+		if (read ? read(read_ctx, fp, rec) != 0 : read_direct(fp, rec) != 0) {
+			end = SB_WALK_READ_FAILED;
+			break;
+		}
+		if (rec[1] == 0)
+			break;
+		if (n >= max_depth) {
+			end = SB_WALK_TRUNCATED;
+			break;
+		}
+		pcs[n++] = rec[1];
+		if (rec[0] != 0 && rec[0] <= fp) {
+			end = SB_WALK_NOT_INCREASING;
+			break;
+		}
+		fp = rec[0];
+	}
+	*depth = n;
+	return end;
+}
+
+void regs_from_ucontext(const void *ucp, struct sb_regs *regs)
+{
+	const ucontext_t *uc = ucp;
+#if defined(__x86_64__)
+	regs->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	regs->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	regs->fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	regs->lr = 0;
+#elif defined(__aarch64__)
+	regs->pc = (uintptr_t)uc->uc_mcontext.pc;
+	regs->sp = (uintptr_t)uc->uc_mcontext.sp;
+	regs->fp = (uintptr_t)uc->uc_mcontext.regs[29];
+	regs->lr = (uintptr_t)uc->uc_mcontext.regs[30];
+#else
+#error "unsupported architecture"
+#endif
+}
