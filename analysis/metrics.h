@@ -59,4 +59,16 @@ void metrics_clear(struct sb_metrics *m);
  * (type 7, as numpy's default). Sorts v in place. NaN values are ignored; NaN if none left. */
 double quantile(double *v, size_t n, double q);
 
+
+
+struct sb_run;
+struct workload;
+
+/* Computes every metric of r from its samples and thread truth, and fills each thread
+ * row's samples and weight_ns. w (may be NULL) supplies the expected chain and function
+ * split. Metrics that need another run (overhead) are left NaN. */
+void metrics_compute(struct sb_run *r, const struct workload *w);
+
+/* 1/2 sum |a_i/sum(a) - b_i/sum(b)| over n buckets; NaN when either sum is 0. */
+double tvd(const double *a, const double *b, size_t n);
 #endif

@@ -11,13 +11,13 @@ void run_free(struct sb_run *r)
 		return;
 	free(r->samples);
 	free(r->frames);
-	free(r->threads);
+	free(r->thread_rows);
 	free(r->stats);
 	r->samples = NULL;
 	r->frames = NULL;
-	r->threads = NULL;
+	r->thread_rows = NULL;
 	r->stats = NULL;
-	r->nsamples = r->nframes = r->nthreads = r->nstats = 0;
+	r->nsamples = r->nframes = r->nthread_rows = r->nstats = 0;
 }
 
 double run_stat(const struct sb_run *r, const char *name)

@@ -66,8 +66,8 @@ struct sb_run {
 	size_t nsamples;
 	uint64_t *frames;            /* owned; sample i uses frames[frame_offset .. +depth) */
 	size_t nframes;
-	struct sb_thread_row *threads; /* owned */
-	size_t nthreads;
+	struct sb_thread_row *thread_rows; /* owned: one per workload slot */
+	size_t nthread_rows;
 	struct sb_stat_row *stats;   /* owned: sampler counters and harness counters */
 	size_t nstats;
 };

@@ -1,0 +1,223 @@
+/* metrics.c - every metric of a run, from its samples and its truth. Definitions are in
+ * docs/metrics.md; keep the two in step. */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/run.h"
+#include "../sampler/sampler.h"
+#include "../workloads/workload.h"
+
+const struct sb_metric_info sb_metric_infos[] = {
+#define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },
+	SB_METRICS(X)
+#undef X
+};
+const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
+
+void metrics_clear(struct sb_metrics *m)
+{
+	for (size_t i = 0; i < sb_metric_count; i++)
+		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double quantile(double *v, size_t n, double q)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			v[k++] = v[i];
+	if (k == 0 || isnan(q))
+		return NAN;
+	qsort(v, k, sizeof(*v), cmp_double);
+	if (q <= 0)
+		return v[0];
+	if (q >= 1)
+		return v[k - 1];
+	double h = (double)(k - 1) * q;
+	size_t lo = (size_t)floor(h);
+	size_t hi = lo + 1 < k ? lo + 1 : lo;
+	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
+}
+
+double tvd(const double *a, const double *b, size_t n)
+{
+	double sa = 0, sb = 0, d = 0;
+	for (size_t i = 0; i < n; i++) {
+		sa += a[i];
+		sb += b[i];
+	}
+	if (sa <= 0 || sb <= 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		d += fabs(a[i] / sa - b[i] / sb);
+	return d / 2;
+}
+
+/* Slot of a sample's leaf function, or -1 when the leaf is not a slot leaf. */
+static int leaf_slot(const struct sb_run *r, const struct sb_sample *s)
+{
+	if (s->depth == 0 || s->frame_offset + s->depth > r->nframes)
+		return -1;
+	return wl_slot_of_pc(r->frames[s->frame_offset]);
+}
+
+static void latency_quantiles(const struct sb_run *r, size_t field, double *p50, double *p99,
+			      double *max)
+{
+	double *v = malloc((r->nsamples + 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (size_t i = 0; i < r->nsamples; i++)
+		v[i] = *(const double *)((const char *)&r->samples[i] + field);
+	*p50 = quantile(v, r->nsamples, 0.5);
+	*p99 = quantile(v, r->nsamples, 0.99);
+	*max = quantile(v, r->nsamples, 1.0);
+	free(v);
+}
+
+struct tsample {
+	int slot;
+	uint64_t t;
+};
+
+static int cmp_tsample(const void *a, const void *b)
+{
+	const struct tsample *x = a, *y = b;
+	if (x->slot != y->slot)
+		return x->slot - y->slot;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Mean and stddev of the intervals between consecutive samples of the same thread. */
+static void interval_stats(const struct sb_run *r, double *mean, double *sd)
+{
+	struct tsample *ts = malloc((r->nsamples + 1) * sizeof(*ts));
+	size_t n = 0;
+	if (!ts)
+		return;
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].thread_index >= 0)
+			ts[n++] = (struct tsample){ r->samples[i].thread_index, r->samples[i].time_ns };
+	qsort(ts, n, sizeof(*ts), cmp_tsample);
+	double sum = 0, sum2 = 0;
+	size_t k = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (ts[i].slot != ts[i - 1].slot)
+			continue;
+		double d = (double)(ts[i].t - ts[i - 1].t);
+		sum += d;
+		sum2 += d * d;
+		k++;
+	}
+	if (k > 0) {
+		*mean = sum / (double)k;
+		double var = sum2 / (double)k - *mean * *mean;
+		*sd = sqrt(var > 0 ? var : 0);
+	}
+	free(ts);
+}
+
+void metrics_compute(struct sb_run *r, const struct workload *w)
+{
+	struct sb_metrics *m = &r->metrics;
+	/* +1 bucket: samples on no workload thread, whose true share is 0 */
+	double cnt[SB_MAX_THREADS + 1] = { 0 }, wsum[SB_MAX_THREADS + 1] = { 0 };
+	double cpu[SB_MAX_THREADS + 1] = { 0 }, alive[SB_MAX_THREADS + 1] = { 0 };
+	double true_cpu = 0, true_alive = 0, weights = 0, checksum_errors = 0;
+	double eintr = 0, short_io = 0;
+	size_t weighted = 0, truncated = 0, slotted = 0, misattributed = 0;
+	int wall = r->clock == SB_CLOCK_WALL;
+
+	(void)w;
+	metrics_clear(m);
+	for (size_t i = 0; i < r->nthread_rows; i++) {
+		struct sb_thread_row *t = &r->thread_rows[i];
+		if (t->index < 0 || t->index >= SB_MAX_THREADS)
+			continue;
+		cpu[t->index] = (double)t->cpu_ns;
+		alive[t->index] = (double)t->alive_ns;
+		true_cpu += (double)t->cpu_ns;
+		true_alive += (double)t->alive_ns;
+		checksum_errors += (double)t->checksum_errors;
+		eintr += (double)t->eintr;
+		short_io += (double)t->short_io;
+		t->samples = 0;
+		t->weight_ns = 0;
+	}
+
+	size_t counted = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sb_sample *s = &r->samples[i];
+		int idx = s->thread_index;
+		int b = (idx >= 0 && idx < SB_MAX_THREADS) ? idx : SB_MAX_THREADS;
+		/* Wall samplers sample idle non-workload threads by design: leave those out. */
+		if (wall && b == SB_MAX_THREADS)
+			continue;
+		counted++;
+		cnt[b] += 1;
+		if (!isnan(s->weight_ns)) {
+			wsum[b] += s->weight_ns;
+			weights += s->weight_ns;
+			weighted++;
+		}
+		if (s->flags & SB_SAMPLE_TRUNCATED)
+			truncated++;
+		int ls = leaf_slot(r, s);
+		if (ls >= 0) {
+			slotted++;
+			if (ls != idx)
+				misattributed++;
+		}
+	}
+	for (size_t i = 0; i < r->nthread_rows; i++) {
+		struct sb_thread_row *t = &r->thread_rows[i];
+		if (t->index >= 0 && t->index < SB_MAX_THREADS) {
+			t->samples = (uint64_t)cnt[t->index];
+			t->weight_ns = weighted ? wsum[t->index] : NAN;
+		}
+	}
+
+	m->nsamples = (double)counted;
+	m->checksum_errors = checksum_errors;
+	if (wall) {
+		m->expected_samples = true_alive / 1e9 * r->hz;
+		m->wall_rate_accuracy = m->expected_samples > 0 ? counted / m->expected_samples : NAN;
+		m->rate_accuracy = m->wall_rate_accuracy;
+		m->wall_thread_tvd = tvd(cnt, alive, SB_MAX_THREADS + 1);
+		m->thread_tvd = weighted ? tvd(wsum, cpu, SB_MAX_THREADS + 1) : NAN;
+	} else {
+		m->expected_samples = true_cpu / 1e9 * r->hz;
+		m->rate_accuracy = m->expected_samples > 0 ? counted / m->expected_samples : NAN;
+		m->thread_tvd = tvd(cnt, cpu, SB_MAX_THREADS + 1);
+	}
+	if (weighted > 0) {
+		double mx = fmax(weights, true_cpu);
+		m->magnitude_error = mx > 0 ? fabs(weights - true_cpu) / mx : NAN;
+	}
+	if (slotted > 0)
+		m->misattributed_fraction = (double)misattributed / (double)slotted;
+	if (counted > 0) {
+		m->truncated_fraction = (double)truncated / (double)counted;
+		m->eintr_per_1k_samples = eintr * 1000.0 / (double)counted;
+		m->short_io_per_1k_samples = short_io * 1000.0 / (double)counted;
+	}
+	latency_quantiles(r, offsetof(struct sb_sample, stop_latency_ns), &m->stop_latency_p50_ns,
+			  &m->stop_latency_p99_ns, &m->stop_latency_max_ns);
+	latency_quantiles(r, offsetof(struct sb_sample, suspend_window_ns),
+			  &m->suspend_window_p50_ns, &m->suspend_window_p99_ns,
+			  &m->suspend_window_max_ns);
+	interval_stats(r, &m->interval_mean_ns, &m->interval_jitter_ns);
+
+	double sampler_cpu = run_stat(r, "sampler_cpu_ns");
+	if (!isnan(sampler_cpu) && r->wall_s > 0)
+		m->sampler_cpu_fraction = sampler_cpu / (r->wall_s * 1e9);
+}

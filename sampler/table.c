@@ -1,0 +1,30 @@
+/* table.c - the samplers under test. A new sampler is one file plus one line here. */
+#include <string.h>
+
+#include "sampler.h"
+
+extern const struct sampler sampler_none;
+extern const struct sampler sampler_itimer;
+extern const struct sampler sampler_ctimer;
+
+static const struct sampler *const samplers[] = {
+	&sampler_none,
+	&sampler_itimer,
+	&sampler_ctimer,
+	NULL,
+};
+
+const struct sampler *sb_active_sampler;
+
+const struct sampler *sampler_at(size_t i)
+{
+	return i < sizeof(samplers) / sizeof(samplers[0]) ? samplers[i] : NULL;
+}
+
+const struct sampler *sampler_find(const char *name)
+{
+	for (size_t i = 0; samplers[i]; i++)
+		if (strcmp(samplers[i]->name, name) == 0)
+			return samplers[i];
+	return NULL;
+}

@@ -1,0 +1,98 @@
+/* slots.c - 64 slot-unique leaf functions, so that a PC alone names the workload thread.
+ *
+ * The leaves live in their own section (sb_slots): the linker brackets it with
+ * __start_sb_slots/__stop_sb_slots, and slot ranges are the gaps between sorted entry
+ * addresses. no_icf stops GCC from folding the identical bodies into one. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "workload.h"
+
+#define SLOT_ATTR __attribute__((noinline, noclone, no_icf, used, section("sb_slots")))
+
+/* xorshift64: cheap, register-only work whose result a register corruption would change. */
+#define SLOT_BODY                                                                        \
+	{                                                                                \
+		uint64_t x = seed | 1;                                                   \
+		for (uint64_t i = 0; i < iters; i++) {                                   \
+			x ^= x << 13;                                                    \
+			x ^= x >> 7;                                                     \
+			x ^= x << 17;                                                    \
+		}                                                                        \
+		__asm__ volatile("" : "+r"(x));                                          \
+		return x;                                                                \
+	}
+
+#define SLOT(n) static SLOT_ATTR uint64_t wl_slot_leaf_##n(uint64_t seed, uint64_t iters) SLOT_BODY
+#define SLOT8(a)                                                                          \
+	SLOT(a##0) SLOT(a##1) SLOT(a##2) SLOT(a##3) SLOT(a##4) SLOT(a##5) SLOT(a##6) SLOT(a##7)
+SLOT8(0) SLOT8(1) SLOT8(2) SLOT8(3) SLOT8(4) SLOT8(5) SLOT8(6) SLOT8(7)
+
+typedef uint64_t (*slot_fn)(uint64_t, uint64_t);
+#define E(n) wl_slot_leaf_##n
+#define E8(a) E(a##0), E(a##1), E(a##2), E(a##3), E(a##4), E(a##5), E(a##6), E(a##7)
+static const slot_fn slot_fns[SB_MAX_THREADS] = { E8(0), E8(1), E8(2), E8(3),
+						   E8(4), E8(5), E8(6), E8(7) };
+
+extern const char __start_sb_slots[], __stop_sb_slots[];
+
+static uint64_t slot_lo[SB_MAX_THREADS], slot_hi[SB_MAX_THREADS];
+
+/* Computes the ranges before main(), so wl_slot_of_pc never initialises in a handler. */
+__attribute__((constructor)) static void slot_ranges_init(void)
+{
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		uint64_t lo = (uint64_t)(uintptr_t)slot_fns[i];
+		uint64_t hi = (uint64_t)(uintptr_t)__stop_sb_slots;
+		for (int j = 0; j < SB_MAX_THREADS; j++) {
+			uint64_t o = (uint64_t)(uintptr_t)slot_fns[j];
+			if (o > lo && o < hi)
+				hi = o;
+		}
+		slot_lo[i] = lo;
+		slot_hi[i] = hi;
+	}
+}
+
+uint64_t wl_slot_work(int slot, uint64_t seed, uint64_t iters)
+{
+	return slot_fns[(unsigned)slot % SB_MAX_THREADS](seed, iters);
+}
+
+/* The reference result, computed outside the slot section. */
+uint64_t wl_unit_expected(uint64_t seed, uint64_t iters)
+SLOT_BODY
+
+static volatile uint64_t wl_seed = 0x5eedULL;
+static uint64_t wl_expected;
+static _Atomic int wl_expected_ready;
+
+void wl_unit(struct wl_ctx *ctx, int slot)
+{
+	if (!atomic_load_explicit(&wl_expected_ready, memory_order_acquire)) {
+		wl_expected = wl_unit_expected(wl_seed, WL_UNIT_ITERS);
+		atomic_store_explicit(&wl_expected_ready, 1, memory_order_release);
+	}
+	uint64_t r = wl_slot_work(slot, wl_seed, WL_UNIT_ITERS);
+	struct wl_truth *t = &ctx->truth[(unsigned)slot % SB_MAX_THREADS];
+	atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
+	if (r != wl_expected)
+		atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);
+}
+
+int wl_slot_of_pc(uint64_t pc)
+{
+	if (pc < (uint64_t)(uintptr_t)__start_sb_slots || pc >= (uint64_t)(uintptr_t)__stop_sb_slots)
+		return -1;
+	for (int i = 0; i < SB_MAX_THREADS; i++)
+		if (pc >= slot_lo[i] && pc < slot_hi[i])
+			return i;
+	return -1;
+}
+
+void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi)
+{
+	*lo = slot_lo[(unsigned)slot % SB_MAX_THREADS];
+	*hi = slot_hi[(unsigned)slot % SB_MAX_THREADS];
+}

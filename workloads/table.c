@@ -1,0 +1,26 @@
+/* table.c - the workloads. A new workload is one file plus one line here. */
+#include <string.h>
+
+#include "workload.h"
+
+extern const struct workload workload_balanced;
+extern const struct workload workload_skewed;
+
+static const struct workload *const workloads[] = {
+	&workload_balanced,
+	&workload_skewed,
+	NULL,
+};
+
+const struct workload *workload_at(size_t i)
+{
+	return i < sizeof(workloads) / sizeof(workloads[0]) ? workloads[i] : NULL;
+}
+
+const struct workload *workload_find(const char *name)
+{
+	for (size_t i = 0; workloads[i]; i++)
+		if (strcmp(workloads[i]->name, name) == 0)
+			return workloads[i];
+	return NULL;
+}

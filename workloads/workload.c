@@ -1,0 +1,90 @@
+/* workload.c - the framework: spawn, announce, measure truth, join. */
+#include "workload.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../sampler/threads.h"
+
+struct wl_thread_arg {
+	struct wl_ctx *ctx;
+	int index;
+	void (*fn)(struct wl_ctx *, int);
+};
+
+/* Truth is measured around fn only: the sampler's own per-thread setup is not the
+ * workload's, but its signal handlers during fn are charged to the thread, as they are in
+ * any profiled program. */
+static void *wl_trampoline(void *p)
+{
+	struct wl_thread_arg *a = p;
+	struct wl_truth *t = &a->ctx->truth[(unsigned)a->index % SB_MAX_THREADS];
+
+	sb_thread_begin(a->index);
+	atomic_store(&t->tid, sb_gettid());
+	uint64_t w0 = sb_now_ns(), c0 = sb_thread_cpu_ns();
+	a->fn(a->ctx, a->index);
+	uint64_t c1 = sb_thread_cpu_ns(), w1 = sb_now_ns();
+	atomic_fetch_add(&t->cpu_ns, c1 - c0);
+	atomic_fetch_add(&t->alive_ns, w1 - w0);
+	atomic_fetch_add(&t->os_threads, 1);
+	sb_thread_end();
+	return NULL;
+}
+
+int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int))
+{
+	pthread_t *tids = calloc((size_t)n, sizeof(*tids));
+	struct wl_thread_arg *args = calloc((size_t)n, sizeof(*args));
+	int started = 0, rc = 0;
+
+	if (!tids || !args) {
+		rc = -1;
+		goto cleanup;
+	}
+	for (; started < n; started++) {
+		args[started] = (struct wl_thread_arg){ ctx, started, fn };
+		int e = pthread_create(&tids[started], NULL, wl_trampoline, &args[started]);
+		if (e != 0) {
+			errno = e;
+			rc = -1;
+			break;
+		}
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+cleanup:
+	free(tids);
+	free(args);
+	return rc;
+}
+
+int wl_run_one(struct wl_ctx *ctx, int index, void (*fn)(struct wl_ctx *, int))
+{
+	struct wl_thread_arg arg = { ctx, index, fn };
+	pthread_t t;
+	int e = pthread_create(&t, NULL, wl_trampoline, &arg);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	pthread_join(t, NULL);
+	return 0;
+}
+
+int workload_run(const struct workload *w, struct wl_ctx *ctx)
+{
+	int rc;
+
+	if (w->setup && w->setup(ctx) != 0)
+		return -1;
+	ctx->deadline_ns = sb_now_ns() + (uint64_t)(ctx->duration_s * 1e9);
+	if (w->run)
+		rc = w->run(ctx);
+	else
+		rc = wl_run_threads(ctx, ctx->threads, w->thread_main);
+	if (w->teardown)
+		w->teardown(ctx);
+	return rc;
+}
