@@ -6,11 +6,13 @@
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;
 extern const struct sampler sampler_ctimer;
+extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
 
 static const struct sampler *const samplers[] = {
 	&sampler_none,
 	&sampler_itimer,
 	&sampler_ctimer,
+	&sampler_gperftools, &sampler_gperftools_pt,
 	NULL,
 };
 
