@@ -27,13 +27,17 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 int h5_append_run(struct sb_h5 *f, const struct sb_run *r);
 /* Marks the file complete or incomplete (attribute `complete`). */
 void h5_set_complete(struct sb_h5 *f, int complete);
-/* Closes and renames the temp file into place. Returns 0/-1. */
+/* Closes and renames the temp file into place. Returns 0, or -1 after printing one line to
+ * stderr (f is freed either way). */
 int h5_close(struct sb_h5 *f);
 /* Closes and deletes the temp file (nothing written). */
 void h5_abort(struct sb_h5 *f);
+/* The last error of h5_append_run() / h5_set_complete() on f, one line ("" when none). */
+const char *h5_strerror(const struct sb_h5 *f);
 
 /* Reads every run of path. *runs is malloc'd (free each with run_free, then the array).
- * load_samples == 0 skips samples/frames (faster for `show` and the gate). Rejects a file of
+ * load_samples == 0 skips samples/frames (faster for `show` and the gate): samples and
+ * frames stay NULL with count 0, metrics.nsamples still counts them. Rejects a file of
  * another schema version. Returns 0, or -1 with one line in err. */
 int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
 	    int load_samples, char *err, size_t errlen);

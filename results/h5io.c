@@ -1,0 +1,1147 @@
+/* h5io.c - sampbench's HDF5 files: one group per run plus the /runs index table.
+ *
+ * Every table is a 1-D compound dataset with an unlimited maximum extent, chunked,
+ * shuffled and deflate-compressed, so zero rows work and h5py/pandas read it in one call.
+ * Strings are fixed-length and NUL-terminated in tables, variable-length UTF-8 in
+ * attributes. Each dataset has a `units` attribute: one string per column. */
+#include "h5io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sampler/sampler.h"
+
+#define DEFLATE_LEVEL 5
+#define CHUNK_BYTES (256 * 1024) /* target chunk size of run datasets */
+#define RUNS_CHUNK_ROWS 64       /* /runs grows one row at a time */
+#define GROUP_LEN 32
+#define UNIT_LEN 16
+
+/* One row of /runs. The metric columns come from sb_metric_infos. */
+struct runs_row {
+	int64_t run_id;
+	char group[GROUP_LEN];
+	char sampler[SB_NAME_LEN];
+	char workload[SB_NAME_LEN];
+	int32_t threads;
+	double hz;
+	double duration_s;
+	int32_t repetition;
+	char status[16];
+	char reason[SB_REASON_LEN];
+	char start_time[32];
+	char clock[8];
+	double wall_s;
+	uint64_t nsamples;
+	struct sb_metrics metrics;
+};
+
+/* One row of a run's `metrics` dataset. */
+struct metric_row {
+	char name[SB_NAME_LEN];
+	double value;
+	char unit[UNIT_LEN];
+};
+
+enum kind { K_I32, K_U32, K_I64, K_U64, K_F64, K_STR };
+
+struct field {
+	const char *name;
+	size_t offset;
+	enum kind kind;
+	size_t size;
+};
+
+#define FLD(type, member, k) \
+	{ #member, offsetof(struct type, member), k, sizeof(((struct type *)0)->member) }
+
+static const struct field sample_fields[] = {
+	FLD(sb_sample, time_ns, K_U64),
+	FLD(sb_sample, tid, K_I32),
+	FLD(sb_sample, thread_index, K_I32),
+	FLD(sb_sample, weight_ns, K_F64),
+	FLD(sb_sample, stop_latency_ns, K_F64),
+	FLD(sb_sample, suspend_window_ns, K_F64),
+	FLD(sb_sample, depth, K_U32),
+	FLD(sb_sample, flags, K_U32),
+	FLD(sb_sample, frame_offset, K_U64),
+};
+
+static const struct field thread_fields[] = {
+	FLD(sb_thread_row, index, K_I32),
+	FLD(sb_thread_row, tid, K_I32),
+	FLD(sb_thread_row, os_threads, K_U32),
+	FLD(sb_thread_row, cpu_ns, K_U64),
+	FLD(sb_thread_row, alive_ns, K_U64),
+	FLD(sb_thread_row, offcpu_ns, K_U64),
+	FLD(sb_thread_row, ops, K_U64),
+	FLD(sb_thread_row, checksum_errors, K_U64),
+	FLD(sb_thread_row, eintr, K_U64),
+	FLD(sb_thread_row, short_io, K_U64),
+	FLD(sb_thread_row, samples, K_U64),
+	FLD(sb_thread_row, weight_ns, K_F64),
+};
+
+static const struct field stat_fields[] = {
+	FLD(sb_stat_row, name, K_STR),
+	FLD(sb_stat_row, value, K_F64),
+};
+
+static const struct field metric_fields[] = {
+	FLD(metric_row, name, K_STR),
+	FLD(metric_row, value, K_F64),
+	FLD(metric_row, unit, K_STR),
+};
+
+static const struct field runs_fields[] = {
+	FLD(runs_row, run_id, K_I64),
+	FLD(runs_row, group, K_STR),
+	FLD(runs_row, sampler, K_STR),
+	FLD(runs_row, workload, K_STR),
+	FLD(runs_row, threads, K_I32),
+	FLD(runs_row, hz, K_F64),
+	FLD(runs_row, duration_s, K_F64),
+	FLD(runs_row, repetition, K_I32),
+	FLD(runs_row, status, K_STR),
+	FLD(runs_row, reason, K_STR),
+	FLD(runs_row, start_time, K_STR),
+	FLD(runs_row, clock, K_STR),
+	FLD(runs_row, wall_s, K_F64),
+	FLD(runs_row, nsamples, K_U64),
+};
+
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
+struct sb_h5 {
+	hid_t file;
+	hid_t runs;        /* the /runs dataset */
+	hid_t runs_type;   /* memory type of struct runs_row, metric columns included */
+	hid_t sample_type;
+	hid_t thread_type;
+	hid_t stat_type;
+	hid_t metric_type;
+	hsize_t nruns;
+	struct sb_host host; /* repeated on every run group */
+	int force;
+	char *path;
+	char *tmp;
+	char err[320];
+};
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+	char *buf = data;
+
+	if (n == 0 && e->desc && e->desc[0])
+		snprintf(buf, 128, "%s", e->desc);
+	return 0;
+}
+
+/* The innermost message of HDF5's error stack (it is not printed: see H5Eset_auto2). */
+static const char *h5_why(char buf[128])
+{
+	snprintf(buf, 128, "HDF5 error");
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, buf);
+	return buf;
+}
+
+static void close_id(hid_t *id)
+{
+	if (*id >= 0)
+		H5Idec_ref(*id);
+	*id = -1;
+}
+
+/* A fixed-length NUL-terminated string type of size bytes. */
+static hid_t str_type(size_t size)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+
+	if (t < 0)
+		return -1;
+	if (H5Tset_size(t, size) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0 ||
+	    H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+		H5Tclose(t);
+		return -1;
+	}
+	return t;
+}
+
+static hid_t vlen_str_type(void)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+
+	if (t < 0)
+		return -1;
+	if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+		H5Tclose(t);
+		return -1;
+	}
+	return t;
+}
+
+static hid_t kind_type(const struct field *f)
+{
+	hid_t native;
+
+	switch (f->kind) {
+	case K_I32: native = H5T_NATIVE_INT32; break;
+	case K_U32: native = H5T_NATIVE_UINT32; break;
+	case K_I64: native = H5T_NATIVE_INT64; break;
+	case K_U64: native = H5T_NATIVE_UINT64; break;
+	case K_F64: native = H5T_NATIVE_DOUBLE; break;
+	case K_STR: return str_type(f->size);
+	default: return -1;
+	}
+	if (H5Tget_size(native) != f->size)
+		return -1;
+	return H5Tcopy(native);
+}
+
+/* Inserts fields (offsets shifted by base) into compound type t. Returns 0/-1. */
+static int insert_fields(hid_t t, const struct field *f, size_t n, size_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		hid_t m = kind_type(&f[i]);
+		herr_t e;
+
+		if (m < 0)
+			return -1;
+		e = H5Tinsert(t, f[i].name, base + f[i].offset, m);
+		H5Tclose(m);
+		if (e < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A compound memory type of size bytes made of fields. */
+static hid_t compound_type(size_t size, const struct field *f, size_t n)
+{
+	hid_t t = H5Tcreate(H5T_COMPOUND, size);
+
+	if (t < 0)
+		return -1;
+	if (insert_fields(t, f, n, 0) < 0) {
+		H5Tclose(t);
+		return -1;
+	}
+	return t;
+}
+
+/* The /runs memory type; with_metrics adds one double per metric. A metric named like a
+ * fixed column (nsamples) becomes metric_<name>. */
+static hid_t runs_type(int with_metrics)
+{
+	hid_t t = compound_type(sizeof(struct runs_row), runs_fields, NFIELDS(runs_fields));
+
+	if (t < 0 || !with_metrics)
+		return t;
+	for (size_t i = 0; i < sb_metric_count; i++) {
+		const struct sb_metric_info *mi = &sb_metric_infos[i];
+		size_t off = offsetof(struct runs_row, metrics) + mi->offset;
+		char name[SB_NAME_LEN + 8];
+
+		if (H5Tget_member_index(t, mi->name) >= 0)
+			snprintf(name, sizeof(name), "metric_%s", mi->name);
+		else
+			snprintf(name, sizeof(name), "%s", mi->name);
+		if (H5Tinsert(t, name, off, H5T_NATIVE_DOUBLE) < 0) {
+			H5Tclose(t);
+			return -1;
+		}
+	}
+	return t;
+}
+
+static const char *column_unit(const char *name)
+{
+	size_t len;
+
+	if (strncmp(name, "metric_", 7) == 0)
+		name += 7;
+	len = strlen(name);
+	if (len > 3 && strcmp(name + len - 3, "_ns") == 0)
+		return "ns";
+	if (len > 2 && strcmp(name + len - 2, "_s") == 0)
+		return "s";
+	if (strcmp(name, "hz") == 0)
+		return "Hz";
+	for (size_t i = 0; i < sb_metric_count; i++)
+		if (strcmp(sb_metric_infos[i].name, name) == 0)
+			return sb_metric_infos[i].unit;
+	return "";
+}
+
+/* Writes attribute name (scalar, created or overwritten) of memory type type. */
+static int attr_write(hid_t loc, const char *name, hid_t type, const void *buf)
+{
+	hid_t space = -1, a = -1;
+	int ret = -1;
+
+	space = H5Screate(H5S_SCALAR);
+	if (space < 0)
+		goto cleanup;
+	if (H5Aexists(loc, name) > 0)
+		a = H5Aopen(loc, name, H5P_DEFAULT);
+	else
+		a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+	if (a < 0 || H5Awrite(a, type, buf) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	close_id(&a);
+	close_id(&space);
+	return ret;
+}
+
+static int attr_str(hid_t loc, const char *name, const char *val)
+{
+	hid_t t = vlen_str_type();
+	int ret;
+
+	if (t < 0)
+		return -1;
+	ret = attr_write(loc, name, t, &val);
+	H5Tclose(t);
+	return ret;
+}
+
+static int attr_i32(hid_t loc, const char *name, int32_t v)
+{
+	return attr_write(loc, name, H5T_NATIVE_INT32, &v);
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+	return attr_write(loc, name, H5T_NATIVE_INT64, &v);
+}
+
+static int attr_f64(hid_t loc, const char *name, double v)
+{
+	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+static int write_host(hid_t loc, const struct sb_host *h)
+{
+	if (attr_str(loc, "host", h->host) < 0 || attr_str(loc, "kernel", h->kernel) < 0 ||
+	    attr_i32(loc, "nproc", h->nproc) < 0 || attr_i32(loc, "tick_hz", h->tick_hz) < 0 ||
+	    attr_str(loc, "tick_source", h->tick_source) < 0 ||
+	    attr_str(loc, "compiler", h->compiler) < 0 || attr_str(loc, "version", h->version) < 0 ||
+	    attr_str(loc, "git_rev", h->git_rev) < 0)
+		return -1;
+	return 0;
+}
+
+/* Attribute `units` of dataset d: one string per column of type (compound) or one. */
+static int write_units(hid_t d, hid_t type, const char *single)
+{
+	hid_t st = -1, space = -1, a = -1;
+	const char **units = NULL;
+	char **names = NULL;
+	hsize_t n = 1;
+	int ret = -1;
+
+	if (H5Tget_class(type) == H5T_COMPOUND) {
+		int nm = H5Tget_nmembers(type);
+
+		if (nm <= 0)
+			return -1;
+		n = (hsize_t)nm;
+	}
+	units = calloc(n, sizeof(*units));
+	names = calloc(n, sizeof(*names));
+	if (!units || !names)
+		goto cleanup;
+	for (hsize_t i = 0; i < n; i++) {
+		if (H5Tget_class(type) != H5T_COMPOUND) {
+			units[i] = single;
+			continue;
+		}
+		names[i] = H5Tget_member_name(type, (unsigned)i);
+		if (!names[i])
+			goto cleanup;
+		units[i] = column_unit(names[i]);
+	}
+	st = vlen_str_type();
+	space = H5Screate_simple(1, &n, NULL);
+	if (st < 0 || space < 0)
+		goto cleanup;
+	a = H5Acreate2(d, "units", st, space, H5P_DEFAULT, H5P_DEFAULT);
+	if (a < 0 || H5Awrite(a, st, units) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	if (names)
+		for (hsize_t i = 0; i < n; i++)
+			H5free_memory(names[i]);
+	free(names);
+	free(units);
+	close_id(&a);
+	close_id(&space);
+	close_id(&st);
+	return ret;
+}
+
+/* Creates dataset name in loc with n rows of memtype from buf: 1-D, unlimited, chunked
+ * (chunk_rows, or about CHUNK_BYTES when 0), shuffled and deflated. Returns its id or -1. */
+static hid_t write_dataset(hid_t loc, const char *name, hid_t memtype, const void *buf,
+			   size_t n, hsize_t chunk_rows, const char *unit)
+{
+	hsize_t dims = n, maxdims = H5S_UNLIMITED, chunk = chunk_rows;
+	hid_t ftype = -1, space = -1, dcpl = -1, d = -1;
+	size_t esize = H5Tget_size(memtype);
+	int ok = 0;
+
+	if (!esize)
+		return -1;
+	if (!chunk) {
+		chunk = CHUNK_BYTES / esize;
+		if (chunk > n)
+			chunk = n;
+		if (chunk < 1)
+			chunk = 1;
+	}
+	ftype = H5Tcopy(memtype);
+	if (ftype < 0)
+		goto cleanup;
+	if (H5Tget_class(ftype) == H5T_COMPOUND && H5Tpack(ftype) < 0)
+		goto cleanup;
+	space = H5Screate_simple(1, &dims, &maxdims);
+	dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	if (space < 0 || dcpl < 0)
+		goto cleanup;
+	if (H5Pset_chunk(dcpl, 1, &chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+	    H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0)
+		goto cleanup;
+	d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	if (d < 0)
+		goto cleanup;
+	if (n && H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+		goto cleanup;
+	if (write_units(d, ftype, unit) < 0)
+		goto cleanup;
+	ok = 1;
+cleanup:
+	if (!ok)
+		close_id(&d);
+	close_id(&dcpl);
+	close_id(&space);
+	close_id(&ftype);
+	return d;
+}
+
+static int write_table(hid_t loc, const char *name, hid_t memtype, const void *buf, size_t n,
+		       const char *unit)
+{
+	hid_t d = write_dataset(loc, name, memtype, buf, n, 0, unit);
+
+	if (d < 0)
+		return -1;
+	H5Dclose(d);
+	return 0;
+}
+
+static void close_all(struct sb_h5 *f)
+{
+	close_id(&f->runs);
+	close_id(&f->runs_type);
+	close_id(&f->sample_type);
+	close_id(&f->thread_type);
+	close_id(&f->stat_type);
+	close_id(&f->metric_type);
+}
+
+static void h5_free(struct sb_h5 *f)
+{
+	free(f->path);
+	free(f->tmp);
+	free(f);
+}
+
+/* Creates path.tmp and writes the root attributes and an empty /runs. Owns nothing the
+ * caller passed. Returns the open file, or NULL with one line in err. */
+struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
+			char *err, size_t errlen)
+{
+	struct sb_h5 *f = NULL;
+	char created[32], why[128];
+	struct stat st;
+	time_t now;
+	struct tm tm;
+	int ok = 0, fd;
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			seterr(err, errlen, "cannot create '%s': %s", path, strerror(EISDIR));
+			return NULL;
+		}
+		if (!force) {
+			seterr(err, errlen, "'%s' exists (use --force to overwrite)", path);
+			return NULL;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		seterr(err, errlen, "cannot create '%s': %s", path, strerror(ENOMEM));
+		return NULL;
+	}
+	f->file = f->runs = f->runs_type = f->sample_type = -1;
+	f->thread_type = f->stat_type = f->metric_type = -1;
+	f->force = force;
+	f->host = *host;
+	f->path = strdup(path);
+	f->tmp = malloc(strlen(path) + sizeof(".tmp"));
+	if (!f->path || !f->tmp) {
+		free(f->tmp);
+		f->tmp = NULL;
+		seterr(err, errlen, "cannot create '%s': %s", path, strerror(ENOMEM));
+		goto cleanup;
+	}
+	sprintf(f->tmp, "%s.tmp", path);
+	fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		seterr(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		free(f->tmp);
+		f->tmp = NULL; /* nothing of ours to unlink */
+		goto cleanup;
+	}
+	close(fd);
+	f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	if (f->file < 0) {
+		seterr(err, errlen, "cannot create '%s': %s", path, h5_why(why));
+		goto cleanup;
+	}
+	f->runs_type = runs_type(1);
+	f->sample_type = compound_type(sizeof(struct sb_sample), sample_fields,
+				       NFIELDS(sample_fields));
+	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
+				       NFIELDS(thread_fields));
+	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
+	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
+				       NFIELDS(metric_fields));
+	if (f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
+	    f->metric_type < 0) {
+		seterr(err, errlen, "cannot create '%s': cannot build HDF5 types", path);
+		goto cleanup;
+	}
+	now = time(NULL);
+	gmtime_r(&now, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (attr_i32(f->file, "schema_version", SB_SCHEMA_VERSION) < 0 ||
+	    write_host(f->file, host) < 0 || attr_str(f->file, "created", created) < 0 ||
+	    attr_i32(f->file, "complete", 0) < 0) {
+		seterr(err, errlen, "cannot write '%s': %s", path, h5_why(why));
+		goto cleanup;
+	}
+	f->runs = write_dataset(f->file, "runs", f->runs_type, NULL, 0, RUNS_CHUNK_ROWS, "");
+	if (f->runs < 0 || H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0) {
+		seterr(err, errlen, "cannot write '%s': %s", path, h5_why(why));
+		goto cleanup;
+	}
+	ok = 1;
+cleanup:
+	if (!ok) {
+		close_all(f);
+		close_id(&f->file);
+		if (f->tmp)
+			unlink(f->tmp);
+		h5_free(f);
+		f = NULL;
+	}
+	return f;
+}
+
+/* Last error of f as one line ("" when none). */
+const char *h5_strerror(const struct sb_h5 *f)
+{
+	return f ? f->err : "";
+}
+
+static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
+{
+	struct metric_row *m = NULL;
+	int ret = -1;
+
+	if (attr_i64(g, "run_id", r->run_id) < 0 || attr_str(g, "sampler", r->sampler) < 0 ||
+	    attr_str(g, "workload", r->workload) < 0 || attr_i32(g, "threads", r->threads) < 0 ||
+	    attr_f64(g, "hz", r->hz) < 0 || attr_f64(g, "duration_s", r->duration_s) < 0 ||
+	    attr_i32(g, "repetition", r->repetition) < 0 ||
+	    attr_str(g, "status", run_status_name(r->status)) < 0 ||
+	    attr_str(g, "reason", r->reason) < 0 || attr_str(g, "start_time", r->start_time) < 0 ||
+	    attr_str(g, "clock", r->clock == SB_CLOCK_WALL ? "wall" : "cpu") < 0 ||
+	    attr_f64(g, "wall_s", r->wall_s) < 0 || write_host(g, &f->host) < 0)
+		goto cleanup;
+	m = calloc(sb_metric_count ? sb_metric_count : 1, sizeof(*m));
+	if (!m)
+		goto cleanup;
+	for (size_t i = 0; i < sb_metric_count; i++) {
+		const struct sb_metric_info *mi = &sb_metric_infos[i];
+
+		snprintf(m[i].name, sizeof(m[i].name), "%s", mi->name);
+		snprintf(m[i].unit, sizeof(m[i].unit), "%s", mi->unit);
+		memcpy(&m[i].value, (const char *)&r->metrics + mi->offset, sizeof(double));
+	}
+	if (write_table(g, "samples", f->sample_type, r->samples, r->nsamples, "") < 0 ||
+	    write_table(g, "frames", H5T_NATIVE_UINT64, r->frames, r->nframes, "pc") < 0 ||
+	    write_table(g, "threads", f->thread_type, r->thread_rows, r->nthread_rows, "") < 0 ||
+	    write_table(g, "metrics", f->metric_type, m, sb_metric_count, "") < 0 ||
+	    write_table(g, "stats", f->stat_type, r->stats, r->nstats, "") < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	free(m);
+	return ret;
+}
+
+static int append_runs_row(struct sb_h5 *f, const struct sb_run *r, const char *group)
+{
+	hsize_t start = f->nruns, count = 1, size = f->nruns + 1;
+	hid_t fs = -1, ms = -1;
+	struct runs_row row;
+	int ret = -1;
+
+	memset(&row, 0, sizeof(row));
+	row.run_id = r->run_id;
+	snprintf(row.group, sizeof(row.group), "%s", group);
+	snprintf(row.sampler, sizeof(row.sampler), "%s", r->sampler);
+	snprintf(row.workload, sizeof(row.workload), "%s", r->workload);
+	row.threads = r->threads;
+	row.hz = r->hz;
+	row.duration_s = r->duration_s;
+	row.repetition = r->repetition;
+	snprintf(row.status, sizeof(row.status), "%s", run_status_name(r->status));
+	snprintf(row.reason, sizeof(row.reason), "%s", r->reason);
+	snprintf(row.start_time, sizeof(row.start_time), "%s", r->start_time);
+	snprintf(row.clock, sizeof(row.clock), "%s", r->clock == SB_CLOCK_WALL ? "wall" : "cpu");
+	row.wall_s = r->wall_s;
+	row.nsamples = r->nsamples;
+	row.metrics = r->metrics;
+
+	if (H5Dset_extent(f->runs, &size) < 0)
+		goto cleanup;
+	fs = H5Dget_space(f->runs);
+	ms = H5Screate_simple(1, &count, NULL);
+	if (fs < 0 || ms < 0)
+		goto cleanup;
+	if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
+	    H5Dwrite(f->runs, f->runs_type, ms, fs, H5P_DEFAULT, &row) < 0)
+		goto cleanup;
+	f->nruns++;
+	ret = 0;
+cleanup:
+	close_id(&ms);
+	close_id(&fs);
+	return ret;
+}
+
+/* Appends run r as group /run_<id> plus one /runs row, then flushes. r stays the
+ * caller's. Returns 0, or -1 with one line in h5_strerror(f). */
+int h5_append_run(struct sb_h5 *f, const struct sb_run *r)
+{
+	char name[32], why[128];
+	hid_t g = -1;
+	int ret = -1;
+
+	snprintf(name, sizeof(name), "run_%06lld", (long long)r->run_id);
+	if (H5Lexists(f->file, name, H5P_DEFAULT) > 0) {
+		seterr(f->err, sizeof(f->err), "run %lld is already in '%s'",
+		       (long long)r->run_id, f->path);
+		return -1;
+	}
+	g = H5Gcreate2(f->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g < 0)
+		goto cleanup;
+	if (write_run_group(f, g, r) < 0) {
+		close_id(&g);
+		H5Ldelete(f->file, name, H5P_DEFAULT);
+		goto cleanup;
+	}
+	if (append_runs_row(f, r, name) < 0 || H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	if (ret < 0)
+		seterr(f->err, sizeof(f->err), "cannot write run %lld to '%s': %s",
+		       (long long)r->run_id, f->path, h5_why(why));
+	close_id(&g);
+	return ret;
+}
+
+/* Sets the root attribute `complete` and flushes. Errors go to h5_strerror(f). */
+void h5_set_complete(struct sb_h5 *f, int complete)
+{
+	char why[128];
+
+	if (attr_i32(f->file, "complete", complete ? 1 : 0) < 0 ||
+	    H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0)
+		seterr(f->err, sizeof(f->err), "cannot write '%s': %s", f->path, h5_why(why));
+}
+
+/* Closes f and renames path.tmp to path (without replacing a file that appeared meanwhile
+ * unless force). Frees f. Returns 0, or -1 after printing one line to stderr. */
+int h5_close(struct sb_h5 *f)
+{
+	char why[128];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	close_all(f);
+	if (H5Fclose(f->file) < 0) {
+		fprintf(stderr, "sampbench: cannot write '%s': %s\n", f->tmp, h5_why(why));
+		goto cleanup;
+	}
+	if (!f->force && link(f->tmp, f->path) == 0) {
+		unlink(f->tmp);
+	} else if (!f->force && errno == EEXIST) {
+		fprintf(stderr, "sampbench: '%s' exists (results kept in '%s')\n", f->path, f->tmp);
+		goto cleanup;
+	} else if (rename(f->tmp, f->path) < 0) {
+		fprintf(stderr, "sampbench: cannot rename '%s' to '%s': %s\n", f->tmp, f->path,
+			strerror(errno));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	h5_free(f);
+	return ret;
+}
+
+/* Closes f, deletes path.tmp and frees f. */
+void h5_abort(struct sb_h5 *f)
+{
+	if (!f)
+		return;
+	close_all(f);
+	close_id(&f->file);
+	unlink(f->tmp);
+	h5_free(f);
+}
+
+/* Reading. Every failure names the file and the missing or malformed object. */
+struct rd {
+	const char *path;
+	hid_t file;
+	char *err;
+	size_t errlen;
+};
+
+static int attr_read_str(hid_t loc, const char *name, char *buf, size_t len)
+{
+	hid_t a = -1, ft = -1, mt = -1, space = -1;
+	char *s = NULL, *fixed = NULL;
+	int ret = -1;
+
+	if (H5Aexists(loc, name) <= 0)
+		return -1;
+	a = H5Aopen(loc, name, H5P_DEFAULT);
+	ft = a < 0 ? -1 : H5Aget_type(a);
+	space = a < 0 ? -1 : H5Aget_space(a);
+	if (ft < 0 || space < 0 || H5Tget_class(ft) != H5T_STRING ||
+	    H5Sget_simple_extent_npoints(space) != 1)
+		goto cleanup;
+	if (H5Tis_variable_str(ft) > 0) {
+		mt = vlen_str_type();
+		if (mt < 0 || H5Tset_cset(mt, H5Tget_cset(ft)) < 0 || H5Aread(a, mt, &s) < 0)
+			goto cleanup;
+		snprintf(buf, len, "%s", s ? s : "");
+		H5free_memory(s);
+	} else {
+		size_t sz = H5Tget_size(ft);
+
+		fixed = calloc(1, sz + 1);
+		if (!fixed || H5Aread(a, ft, fixed) < 0)
+			goto cleanup;
+		snprintf(buf, len, "%s", fixed);
+	}
+	ret = 0;
+cleanup:
+	free(fixed);
+	close_id(&mt);
+	close_id(&space);
+	close_id(&ft);
+	close_id(&a);
+	return ret;
+}
+
+/* Reads numeric scalar attribute name converted to memtype. Returns 0/-1. */
+static int attr_read_num(hid_t loc, const char *name, hid_t memtype, void *out)
+{
+	hid_t a = -1, ft = -1, space = -1;
+	H5T_class_t c;
+	int ret = -1;
+
+	if (H5Aexists(loc, name) <= 0)
+		return -1;
+	a = H5Aopen(loc, name, H5P_DEFAULT);
+	ft = a < 0 ? -1 : H5Aget_type(a);
+	space = a < 0 ? -1 : H5Aget_space(a);
+	if (ft < 0 || space < 0 || H5Sget_simple_extent_npoints(space) != 1)
+		goto cleanup;
+	c = H5Tget_class(ft);
+	if ((c != H5T_INTEGER && c != H5T_FLOAT) || H5Aread(a, memtype, out) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	close_id(&space);
+	close_id(&ft);
+	close_id(&a);
+	return ret;
+}
+
+static int read_host(struct rd *rd, struct sb_host *h)
+{
+	static const struct {
+		const char *name;
+		size_t off, len;
+	} strs[] = {
+		{ "host", offsetof(struct sb_host, host), sizeof(h->host) },
+		{ "kernel", offsetof(struct sb_host, kernel), sizeof(h->kernel) },
+		{ "tick_source", offsetof(struct sb_host, tick_source), sizeof(h->tick_source) },
+		{ "compiler", offsetof(struct sb_host, compiler), sizeof(h->compiler) },
+		{ "version", offsetof(struct sb_host, version), sizeof(h->version) },
+		{ "git_rev", offsetof(struct sb_host, git_rev), sizeof(h->git_rev) },
+	};
+	const char *missing = NULL;
+
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < NFIELDS(strs) && !missing; i++)
+		if (attr_read_str(rd->file, strs[i].name, (char *)h + strs[i].off, strs[i].len) < 0)
+			missing = strs[i].name;
+	if (!missing && attr_read_num(rd->file, "nproc", H5T_NATIVE_INT32, &h->nproc) < 0)
+		missing = "nproc";
+	if (!missing && attr_read_num(rd->file, "tick_hz", H5T_NATIVE_INT32, &h->tick_hz) < 0)
+		missing = "tick_hz";
+	if (missing) {
+		seterr(rd->err, rd->errlen, "'%s' has no attribute %s", rd->path, missing);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the whole 1-D dataset grp/name as memtype rows of esize bytes into *out (malloc'd,
+ * NULL when empty). Every member of a compound memtype must exist in the file. */
+static int read_rows(struct rd *rd, hid_t loc, const char *grp, const char *name,
+		     hid_t memtype, void **out, size_t *n)
+{
+	hid_t d = -1, ft = -1, space = -1;
+	size_t esize = H5Tget_size(memtype);
+	hsize_t dims = 0;
+	void *buf = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) {
+		seterr(rd->err, rd->errlen, "'%s' has no dataset %s/%s", rd->path, grp, name);
+		return -1;
+	}
+	d = H5Dopen2(loc, name, H5P_DEFAULT);
+	ft = d < 0 ? -1 : H5Dget_type(d);
+	space = d < 0 ? -1 : H5Dget_space(d);
+	if (ft < 0 || space < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
+	    H5Sget_simple_extent_dims(space, &dims, NULL) < 0 ||
+	    H5Tget_class(ft) != H5Tget_class(memtype) || !esize) {
+		seterr(rd->err, rd->errlen, "'%s' has a malformed dataset %s/%s", rd->path, grp,
+		       name);
+		goto cleanup;
+	}
+	if (H5Tget_class(memtype) == H5T_COMPOUND) {
+		int nm = H5Tget_nmembers(memtype);
+
+		for (int i = 0; i < nm; i++) {
+			char *mname = H5Tget_member_name(memtype, (unsigned)i);
+			int found = mname && H5Tget_member_index(ft, mname) >= 0;
+
+			if (!found)
+				seterr(rd->err, rd->errlen, "'%s' has no column %s/%s.%s", rd->path,
+				       grp, name, mname ? mname : "?");
+			H5free_memory(mname);
+			if (!found)
+				goto cleanup;
+		}
+	}
+	if (dims > SIZE_MAX / esize) {
+		seterr(rd->err, rd->errlen, "'%s' has a malformed dataset %s/%s", rd->path, grp,
+		       name);
+		goto cleanup;
+	}
+	if (dims) {
+		buf = calloc(dims, esize);
+		if (!buf) {
+			seterr(rd->err, rd->errlen, "cannot read '%s': %s", rd->path,
+			       strerror(ENOMEM));
+			goto cleanup;
+		}
+		if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+			seterr(rd->err, rd->errlen, "'%s' has an unreadable dataset %s/%s",
+			       rd->path, grp, name);
+			goto cleanup;
+		}
+	}
+	*out = buf;
+	*n = dims;
+	buf = NULL;
+	ret = 0;
+cleanup:
+	free(buf);
+	close_id(&space);
+	close_id(&ft);
+	close_id(&d);
+	return ret;
+}
+
+static void terminate(char *s, size_t size)
+{
+	s[size - 1] = '\0';
+}
+
+/* Fills r's identity from one /runs row. Returns 0/-1. */
+static int run_from_row(struct rd *rd, struct runs_row *row, size_t i, struct sb_run *r)
+{
+	int status = -1;
+
+	terminate(row->group, sizeof(row->group));
+	terminate(row->sampler, sizeof(row->sampler));
+	terminate(row->workload, sizeof(row->workload));
+	terminate(row->status, sizeof(row->status));
+	terminate(row->reason, sizeof(row->reason));
+	terminate(row->start_time, sizeof(row->start_time));
+	terminate(row->clock, sizeof(row->clock));
+	for (int s = SB_RUN_OK; s <= SB_RUN_SKIPPED; s++)
+		if (strcmp(row->status, run_status_name(s)) == 0)
+			status = s;
+	if (status < 0) {
+		seterr(rd->err, rd->errlen, "'%s' has unknown status '%s' in /runs row %zu",
+		       rd->path, row->status, i);
+		return -1;
+	}
+	if (strcmp(row->clock, "cpu") != 0 && strcmp(row->clock, "wall") != 0) {
+		seterr(rd->err, rd->errlen, "'%s' has unknown clock '%s' in /runs row %zu",
+		       rd->path, row->clock, i);
+		return -1;
+	}
+	r->run_id = row->run_id;
+	memcpy(r->sampler, row->sampler, sizeof(r->sampler));
+	memcpy(r->workload, row->workload, sizeof(r->workload));
+	r->threads = row->threads;
+	r->hz = row->hz;
+	r->duration_s = row->duration_s;
+	r->repetition = row->repetition;
+	r->status = status;
+	memcpy(r->reason, row->reason, sizeof(r->reason));
+	memcpy(r->start_time, row->start_time, sizeof(r->start_time));
+	r->clock = strcmp(row->clock, "wall") == 0 ? SB_CLOCK_WALL : SB_CLOCK_CPU;
+	r->wall_s = row->wall_s;
+	return 0;
+}
+
+struct rd_types {
+	hid_t sample, thread, stat, metric;
+};
+
+/* Reads group /name into r: metrics, threads, stats, and samples/frames if load_samples. */
+static int read_run_group(struct rd *rd, const struct rd_types *t, const char *name,
+			  struct sb_run *r, int load_samples)
+{
+	struct metric_row *m = NULL;
+	char grp[GROUP_LEN + 1];
+	void *buf;
+	size_t n;
+	hid_t g = -1;
+	int ret = -1;
+
+	snprintf(grp, sizeof(grp), "/%s", name);
+	for (size_t i = 0; i < sb_metric_count; i++)
+		*(double *)((char *)&r->metrics + sb_metric_infos[i].offset) = NAN;
+	if (!name[0] || strchr(name, '/') || H5Lexists(rd->file, name, H5P_DEFAULT) <= 0 ||
+	    H5Oexists_by_name(rd->file, name, H5P_DEFAULT) <= 0) {
+		seterr(rd->err, rd->errlen, "'%s' has no group %s", rd->path, grp);
+		return -1;
+	}
+	g = H5Gopen2(rd->file, name, H5P_DEFAULT);
+	if (g < 0) {
+		seterr(rd->err, rd->errlen, "'%s' has no group %s", rd->path, grp);
+		return -1;
+	}
+	if (read_rows(rd, g, grp, "metrics", t->metric, &buf, &n) < 0)
+		goto cleanup;
+	m = buf;
+	for (size_t i = 0; i < n; i++) {
+		terminate(m[i].name, sizeof(m[i].name));
+		for (size_t j = 0; j < sb_metric_count; j++)
+			if (strcmp(m[i].name, sb_metric_infos[j].name) == 0)
+				memcpy((char *)&r->metrics + sb_metric_infos[j].offset, &m[i].value,
+				       sizeof(double));
+	}
+	if (read_rows(rd, g, grp, "threads", t->thread, &buf, &r->nthread_rows) < 0)
+		goto cleanup;
+	r->thread_rows = buf;
+	if (read_rows(rd, g, grp, "stats", t->stat, &buf, &r->nstats) < 0)
+		goto cleanup;
+	r->stats = buf;
+	for (size_t i = 0; i < r->nstats; i++)
+		terminate(r->stats[i].name, sizeof(r->stats[i].name));
+	if (load_samples) {
+		if (read_rows(rd, g, grp, "samples", t->sample, &buf, &r->nsamples) < 0)
+			goto cleanup;
+		r->samples = buf;
+		if (read_rows(rd, g, grp, "frames", H5T_NATIVE_UINT64, &buf, &r->nframes) < 0)
+			goto cleanup;
+		r->frames = buf;
+		for (size_t i = 0; i < r->nsamples; i++) {
+			const struct sb_sample *s = &r->samples[i];
+
+			if (s->frame_offset > r->nframes || s->depth > r->nframes - s->frame_offset) {
+				seterr(rd->err, rd->errlen,
+				       "'%s' has sample %zu of %s pointing past its frames", rd->path,
+				       i, grp);
+				goto cleanup;
+			}
+		}
+	}
+	ret = 0;
+cleanup:
+	free(m);
+	close_id(&g);
+	return ret;
+}
+
+/* Opens path read-only and checks it is an HDF5 file of our schema. Returns the file or -1
+ * with one line in rd->err. */
+static hid_t open_checked(struct rd *rd)
+{
+	long long version = -1;
+	hid_t fapl = -1, file = -1;
+	int fd;
+
+	fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		seterr(rd->err, rd->errlen, "cannot open '%s': %s", rd->path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (H5Fis_hdf5(rd->path) <= 0) {
+		seterr(rd->err, rd->errlen, "'%s' is not an HDF5 file", rd->path);
+		return -1;
+	}
+	fapl = H5Pcreate(H5P_FILE_ACCESS);
+	if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+		close_id(&fapl);
+		seterr(rd->err, rd->errlen, "cannot open '%s': cannot set up HDF5", rd->path);
+		return -1;
+	}
+	file = H5Fopen(rd->path, H5F_ACC_RDONLY, fapl);
+	close_id(&fapl);
+	if (file < 0) {
+		seterr(rd->err, rd->errlen, "'%s' is not a readable HDF5 file", rd->path);
+		return -1;
+	}
+	if (attr_read_num(file, "schema_version", H5T_NATIVE_LLONG, &version) < 0) {
+		seterr(rd->err, rd->errlen, "'%s' has no attribute schema_version", rd->path);
+		H5Fclose(file);
+		return -1;
+	}
+	if (version != SB_SCHEMA_VERSION) {
+		seterr(rd->err, rd->errlen, "'%s' has schema version %lld, expected %d", rd->path,
+		       version, SB_SCHEMA_VERSION);
+		H5Fclose(file);
+		return -1;
+	}
+	return file;
+}
+
+/* Reads every run of path (see h5io.h). The caller owns *runs. */
+int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
+	    int load_samples, char *err, size_t errlen)
+{
+	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen };
+	struct rd_types t = { -1, -1, -1, -1 };
+	struct runs_row *rows = NULL;
+	struct sb_run *out = NULL;
+	struct sb_host h;
+	hid_t rtype = -1;
+	size_t n = 0, done = 0;
+	void *buf;
+	int ret = -1;
+
+	*runs = NULL;
+	*nruns = 0;
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	rd.file = open_checked(&rd);
+	if (rd.file < 0)
+		return -1;
+	if (read_host(&rd, &h) < 0)
+		goto cleanup;
+	rtype = runs_type(0);
+	t.sample = compound_type(sizeof(struct sb_sample), sample_fields, NFIELDS(sample_fields));
+	t.thread = compound_type(sizeof(struct sb_thread_row), thread_fields,
+				 NFIELDS(thread_fields));
+	t.stat = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
+	t.metric = compound_type(sizeof(struct metric_row), metric_fields, NFIELDS(metric_fields));
+	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0) {
+		seterr(err, errlen, "cannot read '%s': cannot build HDF5 types", path);
+		goto cleanup;
+	}
+	if (read_rows(&rd, rd.file, "", "runs", rtype, &buf, &n) < 0)
+		goto cleanup;
+	rows = buf;
+	out = calloc(n ? n : 1, sizeof(*out));
+	if (!out) {
+		seterr(err, errlen, "cannot read '%s': %s", path, strerror(ENOMEM));
+		goto cleanup;
+	}
+	for (done = 0; done < n; done++) {
+		if (run_from_row(&rd, &rows[done], done, &out[done]) < 0 ||
+		    read_run_group(&rd, &t, rows[done].group, &out[done], load_samples) < 0) {
+			done++; /* free what the failed run got */
+			goto cleanup;
+		}
+	}
+	if (host)
+		*host = h;
+	*runs = out;
+	*nruns = n;
+	out = NULL;
+	ret = 0;
+cleanup:
+	if (out) {
+		for (size_t i = 0; i < done; i++)
+			run_free(&out[i]);
+		free(out);
+	}
+	free(rows);
+	close_id(&t.metric);
+	close_id(&t.stat);
+	close_id(&t.thread);
+	close_id(&t.sample);
+	close_id(&rtype);
+	close_id(&rd.file);
+	return ret;
+}

@@ -1,0 +1,620 @@
+/* test_h5.c - results/h5io.c: write/read round trip, file layout, and every refusal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/run.h"
+#include "../results/h5io.h"
+#include "../sampler/sampler.h"
+
+struct fixture {
+	char dir[64];
+	char path[128];
+	char err[512];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/sb_test_h5_XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->path, sizeof(fx->path), "%s/out.h5", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", fx->dir, fx->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove '%s'\n", fx->dir);
+	free(fx);
+	return 0;
+}
+
+static struct sb_host test_host(void)
+{
+	struct sb_host h;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.host, sizeof(h.host), "testhost");
+	snprintf(h.kernel, sizeof(h.kernel), "6.1.0-test #1 SMP");
+	h.nproc = 2;
+	h.tick_hz = 250;
+	snprintf(h.tick_source, sizeof(h.tick_source), "config");
+	snprintf(h.compiler, sizeof(h.compiler), "gcc 12.2.0");
+	snprintf(h.version, sizeof(h.version), "0.1.0");
+	snprintf(h.git_rev, sizeof(h.git_rev), "0123456789ab-dirty");
+	return h;
+}
+
+static void set_metric(struct sb_metrics *m, const char *name, double v)
+{
+	for (size_t i = 0; i < sb_metric_count; i++)
+		if (strcmp(sb_metric_infos[i].name, name) == 0)
+			*(double *)((char *)m + sb_metric_infos[i].offset) = v;
+}
+
+static void all_nan(struct sb_metrics *m)
+{
+	for (size_t i = 0; i < sb_metric_count; i++)
+		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
+}
+
+/* An ok run with samples, frames, thread rows and stats; some metrics stay NaN. */
+static struct sb_run run_ok(void)
+{
+	struct sb_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.run_id = 1;
+	snprintf(r.sampler, sizeof(r.sampler), "itimer");
+	snprintf(r.workload, sizeof(r.workload), "balanced");
+	r.threads = 2;
+	r.hz = 997.5;
+	r.duration_s = 0.25;
+	r.repetition = 3;
+	r.status = SB_RUN_OK;
+	snprintf(r.start_time, sizeof(r.start_time), "2024-05-01T12:00:00Z");
+	r.clock = SB_CLOCK_CPU;
+	r.wall_s = 0.2625;
+	all_nan(&r.metrics);
+	set_metric(&r.metrics, "nsamples", 4);
+	set_metric(&r.metrics, "rate_accuracy", 0.987654321);
+	set_metric(&r.metrics, "thread_tvd", 0.0125);
+	set_metric(&r.metrics, "stop_latency_p50_ns", 1234.5);
+
+	r.nsamples = 4;
+	r.samples = calloc(r.nsamples, sizeof(*r.samples));
+	r.nframes = 7;
+	r.frames = calloc(r.nframes, sizeof(*r.frames));
+	for (size_t i = 0; i < r.nframes; i++)
+		r.frames[i] = 0x400000u + 16 * i + ((uint64_t)1 << 63);
+	for (size_t i = 0; i < r.nsamples; i++) {
+		struct sb_sample *s = &r.samples[i];
+
+		s->time_ns = 1000000000ull * 5000 + i * 1000003;
+		s->tid = 4242 + (int32_t)(i % 2);
+		s->thread_index = i == 3 ? -1 : (int32_t)(i % 2);
+		s->weight_ns = 1e6 + (double)i;
+		s->stop_latency_ns = i == 2 ? NAN : 500.25 * (double)i;
+		s->suspend_window_ns = NAN;
+		s->depth = i == 3 ? 0 : 2 + (i == 2);
+		s->flags = SB_SAMPLE_RAN | (i == 2 ? SB_SAMPLE_TRUNCATED : 0);
+		s->frame_offset = i == 3 ? 7 : 2 * i;
+	}
+	r.nthread_rows = 2;
+	r.thread_rows = calloc(r.nthread_rows, sizeof(*r.thread_rows));
+	for (size_t i = 0; i < r.nthread_rows; i++) {
+		struct sb_thread_row *t = &r.thread_rows[i];
+
+		t->index = (int32_t)i;
+		t->tid = 4242 + (int32_t)i;
+		t->os_threads = 1 + (uint32_t)i;
+		t->cpu_ns = 250000000ull + i;
+		t->alive_ns = 260000000ull + i;
+		t->offcpu_ns = 10 * i;
+		t->ops = 123456789ull * (i + 1);
+		t->checksum_errors = i;
+		t->eintr = 3 * i;
+		t->short_io = 5 * i;
+		t->samples = 2;
+		t->weight_ns = i ? NAN : 2e6;
+	}
+	r.nstats = 3;
+	r.stats = calloc(r.nstats, sizeof(*r.stats));
+	snprintf(r.stats[0].name, sizeof(r.stats[0].name), "signals_delivered");
+	r.stats[0].value = 4;
+	snprintf(r.stats[1].name, sizeof(r.stats[1].name), "dropped_samples");
+	r.stats[1].value = 0;
+	snprintf(r.stats[2].name, sizeof(r.stats[2].name), "child_max_rss_kb");
+	r.stats[2].value = NAN;
+	return r;
+}
+
+/* A failed run: long reason, nothing recorded, every metric NaN. */
+static struct sb_run run_failed(void)
+{
+	struct sb_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.run_id = 2;
+	snprintf(r.sampler, sizeof(r.sampler), "fault_crash_with_a_name_of_47_characters_xxxxxx");
+	snprintf(r.workload, sizeof(r.workload), "skewed");
+	r.threads = 8;
+	r.hz = 100;
+	r.duration_s = 1;
+	r.repetition = 0;
+	r.status = SB_RUN_FAILED;
+	memset(r.reason, 'r', sizeof(r.reason) - 1);
+	memcpy(r.reason, "child killed by SIGSEGV: ", 25);
+	snprintf(r.start_time, sizeof(r.start_time), "2024-05-01T12:00:01Z");
+	r.clock = SB_CLOCK_CPU;
+	r.wall_s = NAN;
+	all_nan(&r.metrics);
+	return r;
+}
+
+/* A skipped wall-clock run with thread rows but no samples. */
+static struct sb_run run_skipped(void)
+{
+	struct sb_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.run_id = 1000000;
+	snprintf(r.sampler, sizeof(r.sampler), "suspend");
+	snprintf(r.workload, sizeof(r.workload), "io");
+	r.threads = 1;
+	r.hz = 19;
+	r.duration_s = 2.5;
+	r.repetition = 1;
+	r.status = SB_RUN_SKIPPED;
+	snprintf(r.reason, sizeof(r.reason), "perf_event_open: Permission denied");
+	snprintf(r.start_time, sizeof(r.start_time), "2024-05-01T12:00:02Z");
+	r.clock = SB_CLOCK_WALL;
+	r.wall_s = 0;
+	all_nan(&r.metrics);
+	set_metric(&r.metrics, "checksum_errors", 0);
+	r.nthread_rows = 1;
+	r.thread_rows = calloc(1, sizeof(*r.thread_rows));
+	r.thread_rows[0].index = 0;
+	r.thread_rows[0].tid = -1;
+	r.thread_rows[0].weight_ns = NAN;
+	return r;
+}
+
+/* Equal, or both NaN. */
+static void assert_same_double(double a, double b)
+{
+	if (isnan(a) || isnan(b)) {
+		assert_true(isnan(a) && isnan(b));
+		return;
+	}
+	assert_true(a == b);
+}
+
+static void assert_same_run(const struct sb_run *a, const struct sb_run *b, int samples)
+{
+	assert_int_equal(a->run_id, b->run_id);
+	assert_string_equal(a->sampler, b->sampler);
+	assert_string_equal(a->workload, b->workload);
+	assert_int_equal(a->threads, b->threads);
+	assert_same_double(a->hz, b->hz);
+	assert_same_double(a->duration_s, b->duration_s);
+	assert_int_equal(a->repetition, b->repetition);
+	assert_int_equal(a->status, b->status);
+	assert_string_equal(a->reason, b->reason);
+	assert_string_equal(a->start_time, b->start_time);
+	assert_int_equal(a->clock, b->clock);
+	assert_same_double(a->wall_s, b->wall_s);
+	for (size_t i = 0; i < sb_metric_count; i++) {
+		size_t off = sb_metric_infos[i].offset;
+
+		assert_same_double(*(const double *)((const char *)&a->metrics + off),
+				   *(const double *)((const char *)&b->metrics + off));
+	}
+	assert_int_equal(a->nthread_rows, b->nthread_rows);
+	for (size_t i = 0; i < a->nthread_rows; i++) {
+		const struct sb_thread_row *x = &a->thread_rows[i], *y = &b->thread_rows[i];
+
+		assert_int_equal(x->index, y->index);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->os_threads, y->os_threads);
+		assert_int_equal(x->cpu_ns, y->cpu_ns);
+		assert_int_equal(x->alive_ns, y->alive_ns);
+		assert_int_equal(x->offcpu_ns, y->offcpu_ns);
+		assert_int_equal(x->ops, y->ops);
+		assert_int_equal(x->checksum_errors, y->checksum_errors);
+		assert_int_equal(x->eintr, y->eintr);
+		assert_int_equal(x->short_io, y->short_io);
+		assert_int_equal(x->samples, y->samples);
+		assert_same_double(x->weight_ns, y->weight_ns);
+	}
+	assert_int_equal(a->nstats, b->nstats);
+	for (size_t i = 0; i < a->nstats; i++) {
+		assert_string_equal(a->stats[i].name, b->stats[i].name);
+		assert_same_double(a->stats[i].value, b->stats[i].value);
+	}
+	if (!samples) {
+		assert_null(b->samples);
+		assert_int_equal(b->nsamples, 0);
+		assert_null(b->frames);
+		assert_int_equal(b->nframes, 0);
+		return;
+	}
+	assert_int_equal(a->nsamples, b->nsamples);
+	for (size_t i = 0; i < a->nsamples; i++) {
+		const struct sb_sample *x = &a->samples[i], *y = &b->samples[i];
+
+		assert_int_equal(x->time_ns, y->time_ns);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->thread_index, y->thread_index);
+		assert_same_double(x->weight_ns, y->weight_ns);
+		assert_same_double(x->stop_latency_ns, y->stop_latency_ns);
+		assert_same_double(x->suspend_window_ns, y->suspend_window_ns);
+		assert_int_equal(x->depth, y->depth);
+		assert_int_equal(x->flags, y->flags);
+		assert_int_equal(x->frame_offset, y->frame_offset);
+	}
+	assert_int_equal(a->nframes, b->nframes);
+	if (a->nframes)
+		assert_memory_equal(a->frames, b->frames, a->nframes * sizeof(*a->frames));
+}
+
+static void free_runs(struct sb_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_free(&runs[i]);
+	free(runs);
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static void write_file(const char *path, const struct sb_run *runs, size_t n)
+{
+	struct sb_host host = test_host();
+	char err[256] = "", tmp[256];
+	struct sb_h5 *f;
+
+	f = h5_create(path, &host, 0, err, sizeof(err));
+	assert_non_null(f);
+	assert_string_equal(err, "");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(h5_append_run(f, &runs[i]), 0);
+	h5_set_complete(f, 1);
+	assert_string_equal(h5_strerror(f), "");
+	assert_true(exists(tmp));
+	assert_false(exists(path));
+	assert_int_equal(h5_close(f), 0);
+	assert_false(exists(tmp));
+	assert_true(exists(path));
+}
+
+/* Root attribute `complete`, and chunked + deflated layout of /runs and an empty dataset. */
+static void check_raw_layout(const char *path)
+{
+	const char *dsets[] = { "runs", "run_000002/samples", "run_000001/samples",
+				"run_000001/frames", "run_000001/metrics" };
+	hid_t file, a;
+	int complete = -1;
+
+	file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	assert_true(file >= 0);
+	a = H5Aopen(file, "complete", H5P_DEFAULT);
+	assert_true(a >= 0);
+	assert_true(H5Aread(a, H5T_NATIVE_INT, &complete) >= 0);
+	H5Aclose(a);
+	assert_int_equal(complete, 1);
+	for (size_t i = 0; i < sizeof(dsets) / sizeof(dsets[0]); i++) {
+		hid_t d = H5Dopen2(file, dsets[i], H5P_DEFAULT), dcpl;
+		unsigned flags = 0, cd[4];
+		size_t ncd = 4;
+		int has_deflate = 0, nf;
+
+		assert_true(d >= 0);
+		assert_true(H5Aexists(d, "units") > 0);
+		dcpl = H5Dget_create_plist(d);
+		assert_int_equal(H5Pget_layout(dcpl), H5D_CHUNKED);
+		nf = H5Pget_nfilters(dcpl);
+		for (int j = 0; j < nf; j++) {
+			ncd = 4;
+			if (H5Pget_filter2(dcpl, (unsigned)j, &flags, &ncd, cd, 0, NULL, NULL) ==
+			    H5Z_FILTER_DEFLATE)
+				has_deflate = 1;
+		}
+		assert_true(has_deflate);
+		H5Pclose(dcpl);
+		H5Dclose(d);
+	}
+	H5Fclose(file);
+}
+
+static void test_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run in[3] = { run_ok(), run_failed(), run_skipped() };
+	struct sb_host want = test_host(), host;
+	struct sb_run *out = NULL;
+	char cmd[256];
+	size_t n = 0;
+
+	write_file(fx->path, in, 3);
+	check_raw_layout(fx->path);
+
+	assert_int_equal(h5_read(fx->path, &host, &out, &n, 1, fx->err, sizeof(fx->err)), 0);
+	assert_memory_equal(&host, &want, sizeof(host));
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_same_run(&in[i], &out[i], 1);
+	free_runs(out, n);
+
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_same_run(&in[i], &out[i], 0);
+	free_runs(out, n);
+
+	snprintf(cmd, sizeof(cmd), "h5dump -H '%s' >/dev/null", fx->path);
+	assert_int_equal(system(cmd), 0);
+	for (size_t i = 0; i < 3; i++)
+		run_free(&in[i]);
+}
+
+static void test_empty_file(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run *out = NULL;
+	size_t n = 1;
+
+	write_file(fx->path, NULL, 0);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 1, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(n, 0);
+	free(out);
+}
+
+static void test_duplicate_run(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_host host = test_host();
+	struct sb_run r = run_failed();
+	struct sb_run *out = NULL;
+	struct sb_h5 *f;
+	char want[256];
+	size_t n = 0;
+
+	f = h5_create(fx->path, &host, 0, fx->err, sizeof(fx->err));
+	assert_non_null(f);
+	assert_int_equal(h5_append_run(f, &r), 0);
+	assert_int_equal(h5_append_run(f, &r), -1);
+	snprintf(want, sizeof(want), "run 2 is already in '%s'", fx->path);
+	assert_string_equal(h5_strerror(f), want);
+	assert_int_equal(h5_close(f), 0);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 1, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(n, 1);
+	free_runs(out, n);
+}
+
+static void test_exists_and_force(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_host host = test_host();
+	struct sb_run r = run_skipped();
+	struct sb_run *out = NULL;
+	char want[256];
+	struct sb_h5 *f;
+	size_t n = 0;
+	FILE *fp;
+
+	fp = fopen(fx->path, "w");
+	assert_non_null(fp);
+	fputs("old results\n", fp);
+	fclose(fp);
+	f = h5_create(fx->path, &host, 0, fx->err, sizeof(fx->err));
+	assert_null(f);
+	snprintf(want, sizeof(want), "'%s' exists (use --force to overwrite)", fx->path);
+	assert_string_equal(fx->err, want);
+
+	f = h5_create(fx->path, &host, 1, fx->err, sizeof(fx->err));
+	assert_non_null(f);
+	assert_int_equal(h5_append_run(f, &r), 0);
+	assert_int_equal(h5_close(f), 0);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 1, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(n, 1);
+	assert_same_run(&r, &out[0], 1);
+	free_runs(out, n);
+	run_free(&r);
+}
+
+static void test_abort(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_host host = test_host();
+	struct sb_run r = run_failed();
+	struct sb_h5 *f;
+	char tmp[256];
+
+	f = h5_create(fx->path, &host, 0, fx->err, sizeof(fx->err));
+	assert_non_null(f);
+	assert_int_equal(h5_append_run(f, &r), 0);
+	h5_abort(f);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fx->path);
+	assert_false(exists(tmp));
+	assert_false(exists(fx->path));
+}
+
+/* Run as an unprivileged user when root: root may write anywhere. */
+static void test_unwritable_dir(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_host host = test_host();
+	char ro[128], path[192], want[256];
+	int status = -1;
+	pid_t pid;
+
+	snprintf(ro, sizeof(ro), "%s/ro", fx->dir);
+	snprintf(path, sizeof(path), "%s/x.h5", ro);
+	snprintf(want, sizeof(want), "cannot create '%s': %s", path, strerror(EACCES));
+	assert_int_equal(chmod(fx->dir, 0755), 0);
+	assert_int_equal(mkdir(ro, 0555), 0);
+	assert_int_equal(chmod(ro, 0555), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char err[256] = "";
+		struct sb_h5 *f;
+
+		if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(3);
+		f = h5_create(path, &host, 0, err, sizeof(err));
+		if (f) {
+			h5_abort(f);
+			_exit(1);
+		}
+		if (strcmp(err, want) != 0) {
+			fprintf(stderr, "got \"%s\"\nwant \"%s\"\n", err, want);
+			_exit(2);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(exists(path));
+}
+
+static void write_raw_schema(const char *path, int version)
+{
+	hid_t file, space, a;
+
+	file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	assert_true(file >= 0);
+	space = H5Screate(H5S_SCALAR);
+	a = H5Acreate2(file, "schema_version", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+	assert_true(a >= 0);
+	assert_true(H5Awrite(a, H5T_NATIVE_INT, &version) >= 0);
+	H5Aclose(a);
+	H5Sclose(space);
+	H5Fclose(file);
+}
+
+static void test_wrong_schema(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run *out = NULL;
+	char want[256];
+	size_t n = 0;
+
+	write_raw_schema(fx->path, 99);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "'%s' has schema version 99, expected %d", fx->path,
+		 SB_SCHEMA_VERSION);
+	assert_string_equal(fx->err, want);
+	assert_null(out);
+	assert_int_equal(n, 0);
+}
+
+static void test_missing_parts(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run in = run_ok();
+	struct sb_run *out = NULL;
+	char want[256];
+	hid_t file;
+	size_t n = 0;
+
+	/* Right version, nothing else. */
+	write_raw_schema(fx->path, SB_SCHEMA_VERSION);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "'%s' has no attribute host", fx->path);
+	assert_string_equal(fx->err, want);
+	unlink(fx->path);
+
+	/* A run group without its threads dataset. */
+	write_file(fx->path, &in, 1);
+	file = H5Fopen(fx->path, H5F_ACC_RDWR, H5P_DEFAULT);
+	assert_true(file >= 0);
+	assert_true(H5Ldelete(file, "run_000001/threads", H5P_DEFAULT) >= 0);
+	H5Fclose(file);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "'%s' has no dataset /run_000001/threads", fx->path);
+	assert_string_equal(fx->err, want);
+	assert_null(out);
+
+	/* A /runs row pointing at a group that is gone. */
+	file = H5Fopen(fx->path, H5F_ACC_RDWR, H5P_DEFAULT);
+	assert_true(file >= 0);
+	assert_true(H5Ldelete(file, "run_000001", H5P_DEFAULT) >= 0);
+	H5Fclose(file);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "'%s' has no group /run_000001", fx->path);
+	assert_string_equal(fx->err, want);
+	run_free(&in);
+}
+
+static void test_not_hdf5(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run *out = NULL;
+	char want[256];
+	size_t n = 0;
+	FILE *fp;
+
+	fp = fopen(fx->path, "w");
+	assert_non_null(fp);
+	fputs("time_ns,tid\n1,2\n", fp);
+	fclose(fp);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "'%s' is not an HDF5 file", fx->path);
+	assert_string_equal(fx->err, want);
+
+	unlink(fx->path);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), -1);
+	snprintf(want, sizeof(want), "cannot open '%s': %s", fx->path, strerror(ENOENT));
+	assert_string_equal(fx->err, want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exists_and_force, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_parts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_hdf5, setup, teardown),
+	};
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
