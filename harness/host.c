@@ -1,0 +1,122 @@
+/* host.c - host facts and the kernel tick rate. */
+#include "host.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../sampler/sample.h"
+
+#ifndef SB_VERSION
+#define SB_VERSION "dev"
+#endif
+#ifndef SB_GIT_REV
+#define SB_GIT_REV "unknown"
+#endif
+#ifndef SB_CC
+#define SB_CC "unknown"
+#endif
+
+static int parse_hz_line(const char *line)
+{
+	if (strncmp(line, "CONFIG_HZ=", 10) == 0)
+		return atoi(line + 10);
+	return -1;
+}
+
+int host_config_hz(void)
+{
+	struct utsname u;
+	char path[300], line[256];
+	int hz = -1;
+
+	if (uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			while (hz < 0 && fgets(line, sizeof(line), f))
+				hz = parse_hz_line(line);
+			fclose(f);
+			if (hz > 0)
+				return hz;
+		}
+	}
+	gzFile gz = gzopen("/proc/config.gz", "rb");
+	if (gz) {
+		while (hz < 0 && gzgets(gz, line, sizeof(line)))
+			hz = parse_hz_line(line);
+		gzclose(gz);
+	}
+	return hz;
+}
+
+static volatile sig_atomic_t tick_signals;
+
+static void tick_handler(int sig)
+{
+	(void)sig;
+	tick_signals++;
+}
+
+int host_measure_tick_hz(void)
+{
+	struct sigaction sa, old;
+	struct itimerval it = { { 0, 100 }, { 0, 100 } }, zero;
+
+	memset(&sa, 0, sizeof(sa));
+	memset(&zero, 0, sizeof(zero));
+	sa.sa_handler = tick_handler;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, &old) != 0)
+		return -1;
+	tick_signals = 0;
+	uint64_t c0 = sb_thread_cpu_ns();
+	if (setitimer(ITIMER_PROF, &it, NULL) != 0) {
+		sigaction(SIGPROF, &old, NULL);
+		return -1;
+	}
+	volatile uint64_t x = 1;
+	while (sb_thread_cpu_ns() - c0 < 300000000ull)
+		x = x * 6364136223846793005ull + 1;
+	setitimer(ITIMER_PROF, &zero, NULL);
+	sigaction(SIGPROF, &old, NULL);
+	double rate = tick_signals / ((double)(sb_thread_cpu_ns() - c0) / 1e9);
+	static const int usual[] = { 100, 250, 300, 1000 };
+	int best = -1;
+	double bestd = 1e18;
+	for (size_t i = 0; i < sizeof(usual) / sizeof(usual[0]); i++) {
+		double d = rate > usual[i] ? rate - usual[i] : usual[i] - rate;
+		if (d < bestd) {
+			bestd = d;
+			best = usual[i];
+		}
+	}
+	return best;
+}
+
+void host_probe(struct sb_host *h)
+{
+	struct utsname u;
+
+	memset(h, 0, sizeof(*h));
+	if (gethostname(h->host, sizeof(h->host) - 1) != 0)
+		snprintf(h->host, sizeof(h->host), "unknown");
+	if (uname(&u) == 0)
+		snprintf(h->kernel, sizeof(h->kernel), "%.20s %.64s %.20s", u.sysname, u.release, u.machine);
+	h->nproc = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(h->compiler, sizeof(h->compiler), "%s", SB_CC);
+	snprintf(h->version, sizeof(h->version), "%s", SB_VERSION);
+	snprintf(h->git_rev, sizeof(h->git_rev), "%s", SB_GIT_REV);
+	h->tick_hz = host_config_hz();
+	if (h->tick_hz > 0) {
+		snprintf(h->tick_source, sizeof(h->tick_source), "config");
+		return;
+	}
+	h->tick_hz = host_measure_tick_hz();
+	snprintf(h->tick_source, sizeof(h->tick_source), h->tick_hz > 0 ? "measured" : "unknown");
+}

@@ -1,0 +1,19 @@
+/* host.h - facts about the machine that every run records. */
+#ifndef SB_HOST_H
+#define SB_HOST_H
+
+#include "run.h"
+
+/* Fills h: hostname, kernel, nproc, compiler, version, git revision and the kernel tick
+ * rate (CONFIG_HZ from /boot/config-<release> or /proc/config.gz, else measured with a
+ * short setitimer burst, else -1). */
+void host_probe(struct sb_host *h);
+
+/* CONFIG_HZ from the kernel config, or -1. */
+int host_config_hz(void);
+
+/* Measures the tick rate: the highest SIGPROF rate a CPU-time timer reaches, rounded to a
+ * usual CONFIG_HZ value (100, 250, 300, 1000). Burns about 0.3 s of CPU. -1 on failure. */
+int host_measure_tick_hz(void);
+
+#endif

@@ -1,0 +1,41 @@
+/* main.c - sampbench: the command table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct sb_cmd commands[] = {
+	{ "list", cmd_list, "list samplers and workloads" },
+	{ "run", cmd_run, "run samplers on a workload and write an HDF5 file" },
+	{ "bench", cmd_bench, "run the benchmark matrix" },
+	{ "show", cmd_show, "print the runs of an HDF5 file" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: sampbench <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'sampbench <command> --help' for a command's options\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return SB_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return SB_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("sampbench %s (%s)\n", SB_VERSION, SB_GIT_REV);
+		return SB_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	sb_err("unknown command '%s' (see 'sampbench --help')", argv[1]);
+	return SB_EXIT_USAGE;
+}

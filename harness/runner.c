@@ -1,0 +1,288 @@
+/* runner.c - fork, watchdog, collect. The child runs sampler + workload and writes into a
+ * MAP_SHARED area created before fork, so the parent keeps whatever the child managed to
+ * write even when it crashes or hangs. */
+#include "runner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sampler/threads.h"
+
+volatile int runner_interrupted;
+
+enum child_phase { PH_INIT, PH_STARTING, PH_RUNNING, PH_STOPPING, PH_DONE };
+
+struct run_shared {
+	_Atomic int phase;
+	int status; /* enum sb_status, set by the child when not ok */
+	char reason[SB_REASON_LEN];
+	uint64_t work_start_ns, work_end_ns;
+	int nstats;
+	struct sb_stat_row stats[SB_MAX_STATS];
+	struct wl_truth truth[SB_MAX_THREADS];
+};
+
+static const char *phase_name(int p)
+{
+	static const char *const names[] = { "init", "sampler start", "workload",
+					     "sampler stop", "done" };
+	return p >= 0 && p <= PH_DONE ? names[p] : "unknown";
+}
+
+static void child_fail(struct run_shared *sh, int status, const char *fmt, const char *arg)
+{
+	sh->status = status;
+	snprintf(sh->reason, sizeof(sh->reason), fmt, arg);
+}
+
+/* The child: never returns. */
+static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct run_shared *sh)
+{
+	const struct sampler *s = spec->sampler;
+	char why[SB_REASON_LEN] = "";
+	struct sb_config cfg = {
+		.hz = spec->hz,
+		.threads = spec->threads,
+		.duration_s = spec->duration_s,
+		.seed = spec->seed,
+		.max_depth = spec->max_depth ? spec->max_depth : SB_MAX_FRAMES,
+		.idle_skip = spec->idle_skip,
+		.rt_priority = spec->rt_priority,
+		.target_pid = 0,
+		.tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+	};
+	struct wl_ctx ctx = {
+		.threads = spec->threads,
+		.duration_s = spec->duration_s,
+		.seed = spec->seed,
+		.param = spec->param,
+		.truth = sh->truth,
+	};
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps running if the harness dies */
+	signal(SIGINT, SIG_DFL);
+	sb_thread_begin(-1);
+	if (s->available && s->available(why, sizeof(why)) != 0) {
+		child_fail(sh, SB_RUN_SKIPPED, "%s", why);
+		_exit(0);
+	}
+	sb_active_sampler = s;
+	atomic_store(&sh->phase, PH_STARTING);
+	if (s->start(&cfg, sink) != 0) {
+		child_fail(sh, SB_RUN_FAILED, "sampler start failed: %s", strerror(errno));
+		_exit(1);
+	}
+	atomic_store(&sh->phase, PH_RUNNING);
+	sh->work_start_ns = sb_now_ns();
+	int wrc = workload_run(spec->workload, &ctx);
+	sh->work_end_ns = sb_now_ns();
+	atomic_store(&sh->phase, PH_STOPPING);
+	if (s->stop() != 0 && sh->status == SB_RUN_OK)
+		child_fail(sh, SB_RUN_FAILED, "sampler stop failed: %s", strerror(errno));
+	if (wrc != 0 && sh->status == SB_RUN_OK)
+		child_fail(sh, SB_RUN_FAILED, "workload failed: %s", strerror(errno));
+	if (s->stats) {
+		struct sb_stat st[SB_MAX_STATS];
+		int n = s->stats(st, SB_MAX_STATS);
+		for (int i = 0; i < n && i < SB_MAX_STATS; i++) {
+			snprintf(sh->stats[i].name, sizeof(sh->stats[i].name), "%s", st[i].name);
+			sh->stats[i].value = st[i].value;
+		}
+		sh->nstats = n < SB_MAX_STATS ? n : SB_MAX_STATS;
+	}
+	atomic_store(&sh->phase, PH_DONE);
+	_exit(sh->status == SB_RUN_OK ? 0 : 1);
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Sizes the sink for the worst plausible rate: a wall sampler hits every thread every tick,
+ * a CPU sampler at most nproc threads at once; x2 for overshoot. */
+static void sink_size(const struct run_spec *spec, size_t *samples, size_t *frames)
+{
+	long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+	double per_tick = spec->sampler->clock == SB_CLOCK_WALL ? spec->threads + 4
+							       : (double)(nproc > 0 ? nproc : 1) + 1;
+	double n = spec->hz * (spec->duration_s + 1) * per_tick * 2 + 4096;
+	if (n > 4e6)
+		n = 4e6;
+	uint32_t depth = spec->max_depth ? spec->max_depth : SB_MAX_FRAMES;
+	double f = n * (depth < 64 ? depth : 64);
+	if (f > 32e6)
+		f = 32e6;
+	*samples = (size_t)n;
+	*frames = (size_t)f;
+}
+
+static void add_stat(struct sb_run *r, const char *name, double v)
+{
+	struct sb_stat_row *row = &r->stats[r->nstats++];
+	snprintf(row->name, sizeof(row->name), "%s", name);
+	row->value = v;
+}
+
+/* Copies what the child left in shared memory into r. */
+static int collect(const struct run_spec *spec, const struct sb_sink *sink,
+		   const struct run_shared *sh, struct sb_run *r, const struct rusage *ru)
+{
+	size_t n = sink_count(sink);
+	size_t nf = atomic_load(&sink->nframes);
+	if (nf > sink->frame_cap)
+		nf = sink->frame_cap;
+	r->samples = malloc((n + 1) * sizeof(*r->samples));
+	r->frames = malloc((nf + 1) * sizeof(*r->frames));
+	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
+	r->stats = calloc(SB_MAX_STATS + 8, sizeof(*r->stats));
+	if (!r->samples || !r->frames || !r->thread_rows || !r->stats)
+		return -1;
+	/* A sample whose frames were not all reserved inside the capacity is dropped. */
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		if (s->frame_offset + s->depth <= nf)
+			r->samples[r->nsamples++] = *s;
+	}
+	memcpy(r->frames, sink->frames, nf * sizeof(*r->frames));
+	r->nframes = nf;
+
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		const struct wl_truth *t = &sh->truth[i];
+		if (i >= spec->threads && atomic_load(&t->os_threads) == 0)
+			continue;
+		struct sb_thread_row *row = &r->thread_rows[r->nthread_rows++];
+		row->index = i;
+		row->tid = atomic_load(&t->tid);
+		row->os_threads = atomic_load(&t->os_threads);
+		row->cpu_ns = atomic_load(&t->cpu_ns);
+		row->alive_ns = atomic_load(&t->alive_ns);
+		row->offcpu_ns = atomic_load(&t->offcpu_ns);
+		row->ops = atomic_load(&t->ops);
+		row->checksum_errors = atomic_load(&t->checksum_errors);
+		row->eintr = atomic_load(&t->eintr);
+		row->short_io = atomic_load(&t->short_io);
+		row->weight_ns = NAN;
+	}
+	for (int i = 0; i < sh->nstats; i++)
+		r->stats[r->nstats++] = sh->stats[i];
+	add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
+	add_stat(r, "child_utime_ns", (double)ru->ru_utime.tv_sec * 1e9 + ru->ru_utime.tv_usec * 1e3);
+	add_stat(r, "child_stime_ns", (double)ru->ru_stime.tv_sec * 1e9 + ru->ru_stime.tv_usec * 1e3);
+	return 0;
+}
+
+int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+{
+	struct sb_sink *sink = NULL;
+	struct run_shared *sh = MAP_FAILED;
+	size_t ns, nf;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	metrics_clear(&r->metrics);
+	r->run_id = run_id;
+	snprintf(r->sampler, sizeof(r->sampler), "%s", spec->sampler->name);
+	snprintf(r->workload, sizeof(r->workload), "%s", spec->workload->name);
+	r->threads = spec->threads;
+	r->hz = spec->hz;
+	r->duration_s = spec->duration_s;
+	r->repetition = spec->repetition;
+	r->clock = spec->sampler->clock;
+	iso_now(r->start_time, sizeof(r->start_time));
+
+	sink_size(spec, &ns, &nf);
+	sink = sink_create(ns, nf);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!sink || sh == MAP_FAILED)
+		goto cleanup;
+	memset(sh, 0, sizeof(*sh));
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		goto cleanup;
+	if (pid == 0)
+		child_main(spec, sink, sh);
+
+	double limit = spec->watchdog_s > 0 ? spec->watchdog_s
+					    : spec->duration_s + fmax(5.0, spec->duration_s);
+	uint64_t deadline = sb_now_ns() + (uint64_t)(limit * 1e9);
+	int status = 0, killed = 0, interrupted = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	for (;;) {
+		pid_t w = wait4(pid, &status, WNOHANG, &ru);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (!killed && (runner_interrupted || sb_now_ns() > deadline)) {
+			interrupted = runner_interrupted;
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+
+	r->status = sh->status;
+	snprintf(r->reason, sizeof(r->reason), "%s", sh->reason);
+	if (killed) {
+		r->status = SB_RUN_FAILED;
+		if (interrupted)
+			snprintf(r->reason, sizeof(r->reason), "interrupted during %s",
+				 phase_name(atomic_load(&sh->phase)));
+		else
+			snprintf(r->reason, sizeof(r->reason),
+				 "watchdog: no exit after %.1f s, stuck in %s (deadlock suspected)",
+				 limit, phase_name(atomic_load(&sh->phase)));
+	} else if (WIFSIGNALED(status)) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "child killed by signal %s during %s",
+			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+			 phase_name(atomic_load(&sh->phase)));
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && r->status == SB_RUN_OK) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "child exited with status %d during %s",
+			 WEXITSTATUS(status), phase_name(atomic_load(&sh->phase)));
+	}
+	if (r->status == SB_RUN_OK) {
+		uint64_t checksum = 0;
+		for (int i = 0; i < SB_MAX_THREADS; i++)
+			checksum += atomic_load(&sh->truth[i].checksum_errors);
+		if (checksum) {
+			r->status = SB_RUN_FAILED;
+			snprintf(r->reason, sizeof(r->reason),
+				 "workload checksum wrong in %llu units (register corruption?)",
+				 (unsigned long long)checksum);
+		}
+	}
+	if (sh->work_end_ns > sh->work_start_ns)
+		r->wall_s = (double)(sh->work_end_ns - sh->work_start_ns) / 1e9;
+	if (collect(spec, sink, sh, r, &ru) != 0) {
+		run_free(r);
+		goto cleanup;
+	}
+	if (r->status != SB_RUN_SKIPPED)
+		metrics_compute(r, spec->workload);
+	rc = 0;
+cleanup:
+	if (sh != MAP_FAILED)
+		munmap(sh, sizeof(*sh));
+	sink_destroy(sink);
+	return rc;
+}

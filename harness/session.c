@@ -1,0 +1,181 @@
+/* session.c - runs a list of specs into one HDF5 file. */
+#include "session.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../results/h5io.h"
+#include "cli.h"
+#include "host.h"
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	runner_interrupted = 1;
+}
+
+void run_print_header(FILE *out)
+{
+	fprintf(out, "%-14s %-10s %3s %6s %3s %-7s %8s %9s %10s %11s\n", "sampler", "workload",
+		"thr", "hz", "rep", "status", "samples", "rate_acc", "thread_tvd", "win_p99_us");
+}
+
+static void fmt_num(char *buf, size_t len, double v, const char *fmt)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, fmt, v);
+}
+
+void run_print_line(FILE *out, const struct sb_run *r)
+{
+	char rate[16], tvdb[16], win[16];
+	fmt_num(rate, sizeof(rate), r->metrics.rate_accuracy, "%.3f");
+	fmt_num(tvdb, sizeof(tvdb), r->metrics.thread_tvd, "%.3f");
+	fmt_num(win, sizeof(win), r->metrics.suspend_window_p99_ns / 1e3, "%.1f");
+	fprintf(out, "%-14s %-10s %3d %6g %3d %-7s %8.0f %9s %10s %11s", r->sampler, r->workload,
+		r->threads, r->hz, r->repetition, run_status_name(r->status),
+		isnan(r->metrics.nsamples) ? 0.0 : r->metrics.nsamples, rate, tvdb, win);
+	if (r->status != SB_RUN_OK)
+		fprintf(out, "  (%s)", r->reason);
+	fputc('\n', out);
+}
+
+void warn_tick_cap(const struct sb_host *host, const struct run_spec *specs, size_t n)
+{
+	if (host->tick_hz <= 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if ((specs[i].sampler->flags & SB_SAMPLER_TICK_DRIVEN) && specs[i].hz > host->tick_hz) {
+			fprintf(stderr,
+				"sampbench: warning: %g Hz exceeds the kernel tick (%d Hz, %s): "
+				"tick-driven samplers such as %s cannot sample faster\n",
+				specs[i].hz, host->tick_hz, host->tick_source, specs[i].sampler->name);
+			return;
+		}
+	}
+}
+
+static double ops_per_s(const struct sb_run *r)
+{
+	double ops = 0;
+	for (size_t i = 0; i < r->nthread_rows; i++)
+		ops += (double)r->thread_rows[i].ops;
+	return r->wall_s > 0 ? ops / r->wall_s : NAN;
+}
+
+/* Mean ops/s of the ok `none` runs done so far in the same cell, or NaN. */
+static double none_ops_per_s(const struct sb_run *done, size_t ndone, const struct sb_run *r)
+{
+	double sum = 0;
+	int k = 0;
+	for (size_t i = 0; i < ndone; i++) {
+		const struct sb_run *d = &done[i];
+		if (strcmp(d->sampler, "none") || strcmp(d->workload, r->workload) ||
+		    d->threads != r->threads || d->duration_s != r->duration_s || d->status != SB_RUN_OK)
+			continue;
+		double v = ops_per_s(d);
+		if (!isnan(v)) {
+			sum += v;
+			k++;
+		}
+	}
+	return k ? sum / k : NAN;
+}
+
+int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
+		struct sb_run **runs_out, size_t *nruns_out)
+{
+	struct sb_host host;
+	char err[256];
+	struct sigaction sa, old;
+	struct sb_run *done = calloc(n + 1, sizeof(*done));
+	size_t ndone = 0;
+	int rc = SB_EXIT_OK;
+
+	if (!done) {
+		sb_err("out of memory");
+		return SB_EXIT_FAIL;
+	}
+	host_probe(&host);
+	struct sb_h5 *f = h5_create(opts->out_path, &host, opts->force, err, sizeof(err));
+	if (!f) {
+		sb_err("%s", err);
+		free(done);
+		return SB_EXIT_USAGE;
+	}
+	warn_tick_cap(&host, specs, n);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	runner_interrupted = 0;
+
+	if (!opts->quiet)
+		run_print_header(stdout);
+	for (size_t i = 0; i < n && !runner_interrupted; i++) {
+		struct sb_run r;
+		if (opts->progress && isatty(STDERR_FILENO))
+			fprintf(stderr, "\r[%zu/%zu] %s %s %dt %gHz rep %d ...", i + 1, n,
+				specs[i].sampler->name, specs[i].workload->name, specs[i].threads,
+				specs[i].hz, specs[i].repetition);
+		if (runner_run(&specs[i], (int64_t)i, &r) != 0) {
+			sb_err("cannot run %s on %s: out of memory or fork failed",
+			       specs[i].sampler->name, specs[i].workload->name);
+			rc = SB_EXIT_FAIL;
+			break;
+		}
+		if (r.status == SB_RUN_OK && strcmp(r.sampler, "none") != 0) {
+			double base = none_ops_per_s(done, ndone, &r);
+			r.metrics.overhead = ops_per_s(&r) / base;
+		} else if (r.status == SB_RUN_OK) {
+			r.metrics.overhead = 1.0;
+		}
+		if (h5_append_run(f, &r) != 0) {
+			sb_err("cannot write run %zu to '%s'", i, opts->out_path);
+			run_free(&r);
+			rc = SB_EXIT_FAIL;
+			break;
+		}
+		if (opts->progress && isatty(STDERR_FILENO))
+			fprintf(stderr, "\r\033[K");
+		if (!opts->quiet)
+			run_print_line(stdout, &r);
+		fflush(stdout);
+		if (r.status == SB_RUN_FAILED)
+			rc = rc == SB_EXIT_OK ? SB_EXIT_FAIL : rc;
+		/* keep metrics and truth, drop the bulky samples */
+		free(r.samples);
+		free(r.frames);
+		r.samples = NULL;
+		r.frames = NULL;
+		r.nsamples = r.nframes = 0;
+		done[ndone++] = r;
+	}
+	int interrupted = runner_interrupted;
+	sigaction(SIGINT, &old, NULL);
+	h5_set_complete(f, !interrupted && ndone == n);
+	if (h5_close(f) != 0) {
+		sb_err("cannot finish '%s'", opts->out_path);
+		rc = SB_EXIT_FAIL;
+	}
+	if (interrupted) {
+		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone, n,
+		       opts->out_path);
+		rc = 130;
+	}
+	if (runs_out) {
+		*runs_out = done;
+		*nruns_out = ndone;
+	} else {
+		for (size_t i = 0; i < ndone; i++)
+			run_free(&done[i]);
+		free(done);
+	}
+	return rc;
+}

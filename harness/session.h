@@ -1,0 +1,32 @@
+/* session.h - a list of runs executed one by one into one HDF5 file. */
+#ifndef SB_SESSION_H
+#define SB_SESSION_H
+
+#include <stdio.h>
+
+#include "runner.h"
+
+struct session_opts {
+	const char *out_path;
+	int force;       /* overwrite an existing file */
+	int quiet;       /* no per-run lines */
+	int progress;    /* bench: progress line on a terminal */
+};
+
+/* Runs specs[0..n) in order, appends each run to opts->out_path (written to a temp file and
+ * renamed at the end, also after Ctrl-C, then marked incomplete) and prints one line per
+ * run. `none` runs give later runs of the same cell their `overhead`. When runs_out is not
+ * NULL it receives the runs (metrics and threads only; caller frees with run_free + free).
+ * Returns 0 when every run was ok or skipped, 1 when a run failed, 2 when the file could not
+ * be written, 130 when interrupted. */
+int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
+		struct sb_run **runs_out, size_t *nruns_out);
+
+/* The header and the one-line summary of a run that `run` and `bench` print. */
+void run_print_header(FILE *out);
+void run_print_line(FILE *out, const struct sb_run *r);
+
+/* Warns on stderr when hz exceeds the kernel tick for a tick-driven sampler. */
+void warn_tick_cap(const struct sb_host *host, const struct run_spec *specs, size_t n);
+
+#endif
