@@ -1,0 +1,21 @@
+#!/bin/sh
+# run.sh TEST... - runs each cmocka test binary, shows its output, and fails when any fails.
+# Ends with the plain summary line "N passed, N failed".
+pass=0
+fail=0
+failed=
+for t in "$@"; do
+	name=$(basename "$t")
+	echo "== $name"
+	if "$t"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed="$failed $name"
+	fi
+done
+if [ -n "$failed" ]; then
+	echo "failed test programs:$failed"
+fi
+echo "test programs: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

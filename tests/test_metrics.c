@@ -1,0 +1,198 @@
+/* test_metrics.c - metric math on hand-made runs. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../analysis/metrics.h"
+#include "../harness/run.h"
+#include "../sampler/sampler.h"
+#include "../workloads/workload.h"
+
+static void test_quantile_type7(void **state)
+{
+	(void)state;
+	double v[] = { 4, 1, 3, 2 };
+	assert_float_equal(quantile(v, 4, 0.5), 2.5, 1e-12);
+	double w[] = { 4, 1, 3, 2 };
+	assert_float_equal(quantile(w, 4, 0.99), 3.97, 1e-12);
+	double x[] = { 7 };
+	assert_float_equal(quantile(x, 1, 0.99), 7, 1e-12);
+	double y[] = { NAN, 5, NAN, 1 };
+	assert_float_equal(quantile(y, 4, 1.0), 5, 1e-12);
+	assert_float_equal(quantile(y, 2, 0.0), 1, 1e-12);
+	double z[] = { NAN, NAN };
+	assert_true(isnan(quantile(z, 2, 0.5)));
+	assert_true(isnan(quantile(z, 0, 0.5)));
+}
+
+static void test_tvd(void **state)
+{
+	(void)state;
+	double a[] = { 1, 1, 2 }, b[] = { 2, 2, 4 };
+	assert_float_equal(tvd(a, b, 3), 0, 1e-12);
+	double c[] = { 1, 0 }, d[] = { 0, 1 };
+	assert_float_equal(tvd(c, d, 2), 1, 1e-12);
+	double e[] = { 3, 1 }, f[] = { 1, 1 };
+	assert_float_equal(tvd(e, f, 2), 0.25, 1e-12);
+	double zero[] = { 0, 0 };
+	assert_true(isnan(tvd(zero, f, 2)));
+}
+
+/* A CPU-clock run: two threads with 1 s and 3 s of CPU, sampled at 100 Hz. */
+struct fake {
+	struct sb_run r;
+	size_t cap;
+};
+
+static void fake_init(struct fake *f, int clock, double hz)
+{
+	memset(f, 0, sizeof(*f));
+	f->cap = 4096;
+	f->r.clock = clock;
+	f->r.hz = hz;
+	f->r.samples = calloc(f->cap, sizeof(struct sb_sample));
+	f->r.frames = calloc(f->cap, sizeof(uint64_t));
+	f->r.thread_rows = calloc(2, sizeof(struct sb_thread_row));
+	f->r.nthread_rows = 2;
+	f->r.thread_rows[0] = (struct sb_thread_row){ .index = 0, .cpu_ns = 1000000000ull,
+						       .alive_ns = 4000000000ull };
+	f->r.thread_rows[1] = (struct sb_thread_row){ .index = 1, .cpu_ns = 3000000000ull,
+						       .alive_ns = 4000000000ull };
+}
+
+/* Adds a sample on thread idx at time t whose leaf lies in slot leaf_slot's function. */
+static void fake_add(struct fake *f, int idx, uint64_t t, int leaf_slot, double weight,
+		     double lat, double win)
+{
+	struct sb_sample *s = &f->r.samples[f->r.nsamples++];
+	*s = sample_unknown();
+	s->time_ns = t;
+	s->thread_index = idx;
+	s->weight_ns = weight;
+	s->stop_latency_ns = lat;
+	s->suspend_window_ns = win;
+	uint64_t lo, hi;
+	wl_slot_range(leaf_slot, &lo, &hi);
+	s->frame_offset = f->r.nframes;
+	s->depth = 1;
+	f->r.frames[f->r.nframes++] = lo + (hi - lo) / 2;
+}
+
+static void test_cpu_view_exact(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	for (int i = 0; i < 100; i++)
+		fake_add(&f, 0, (uint64_t)i * 10000000ull, 0, 1e7, 1000, 2000 + i);
+	for (int i = 0; i < 300; i++)
+		fake_add(&f, 1, (uint64_t)i * 10000000ull, 1, 1e7, 3000, 5000);
+	metrics_compute(&f.r, NULL);
+	struct sb_metrics *m = &f.r.metrics;
+	assert_float_equal(m->nsamples, 400, 1e-9);
+	assert_float_equal(m->expected_samples, 400, 1e-9);
+	assert_float_equal(m->rate_accuracy, 1.0, 1e-9);
+	assert_float_equal(m->magnitude_error, 0.0, 1e-9);
+	assert_float_equal(m->thread_tvd, 0.0, 1e-9);
+	assert_float_equal(m->misattributed_fraction, 0.0, 1e-9);
+	assert_float_equal(m->interval_mean_ns, 1e7, 1e-3);
+	assert_float_equal(m->interval_jitter_ns, 0.0, 1e-3);
+	assert_float_equal(m->stop_latency_p50_ns, 3000, 1e-9);
+	assert_float_equal(m->stop_latency_max_ns, 3000, 1e-9);
+	assert_float_equal(m->suspend_window_max_ns, 5000, 1e-9);
+	assert_true(isnan(m->wall_rate_accuracy));
+	assert_int_equal(f.r.thread_rows[0].samples, 100);
+	assert_int_equal(f.r.thread_rows[1].samples, 300);
+	run_free(&f.r);
+}
+
+static void test_cpu_view_errors(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	/* half the samples, all charged to thread 0, 10 of them with thread 1's leaf */
+	for (int i = 0; i < 200; i++)
+		fake_add(&f, 0, (uint64_t)i * 10000000ull, i < 10 ? 1 : 0, 1e7, NAN, NAN);
+	metrics_compute(&f.r, NULL);
+	struct sb_metrics *m = &f.r.metrics;
+	assert_float_equal(m->rate_accuracy, 0.5, 1e-9);
+	/* weights 2 s vs truth 4 s */
+	assert_float_equal(m->magnitude_error, 0.5, 1e-9);
+	/* shares (1, 0) vs (0.25, 0.75) */
+	assert_float_equal(m->thread_tvd, 0.75, 1e-9);
+	assert_float_equal(m->misattributed_fraction, 10.0 / 200, 1e-9);
+	assert_true(isnan(m->stop_latency_p50_ns));
+	run_free(&f.r);
+}
+
+/* Samples that name no workload thread count against thread_tvd (true share 0). */
+static void test_unknown_thread_penalised(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	for (int i = 0; i < 100; i++)
+		fake_add(&f, 0, (uint64_t)i, 0, 1e7, NAN, NAN);
+	for (int i = 0; i < 300; i++)
+		fake_add(&f, -1, (uint64_t)i, 1, 1e7, NAN, NAN);
+	metrics_compute(&f.r, NULL);
+	assert_float_equal(f.r.metrics.thread_tvd, 0.75, 1e-9);
+	run_free(&f.r);
+}
+
+/* Wall view: every thread every tick; the CPU view comes from the weights. */
+static void test_wall_view(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_WALL, 100);
+	for (int i = 0; i < 400; i++) {
+		fake_add(&f, 0, (uint64_t)i * 10000000ull, 0, 2.5e6, 50000, 60000);
+		fake_add(&f, 1, (uint64_t)i * 10000000ull, 1, 7.5e6, 50000, 60000);
+	}
+	/* a sample of a non-workload thread is left out of the wall view */
+	fake_add(&f, -1, 0, 0, 0, 1, 1);
+	metrics_compute(&f.r, NULL);
+	struct sb_metrics *m = &f.r.metrics;
+	assert_float_equal(m->nsamples, 800, 1e-9);
+	assert_float_equal(m->expected_samples, 800, 1e-9);
+	assert_float_equal(m->rate_accuracy, 1.0, 1e-9);
+	assert_float_equal(m->wall_rate_accuracy, 1.0, 1e-9);
+	assert_float_equal(m->wall_thread_tvd, 0.0, 1e-9);
+	assert_float_equal(m->thread_tvd, 0.0, 1e-9);
+	assert_float_equal(m->magnitude_error, 0.0, 1e-9);
+	run_free(&f.r);
+}
+
+static void test_metric_table(void **state)
+{
+	(void)state;
+	struct sb_metrics m;
+	metrics_clear(&m);
+	assert_true(sb_metric_count > 10);
+	for (size_t i = 0; i < sb_metric_count; i++) {
+		assert_true(isnan(*(double *)((char *)&m + sb_metric_infos[i].offset)));
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(sb_metric_infos[i].name, sb_metric_infos[j].name);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quantile_type7),
+		cmocka_unit_test(test_tvd),
+		cmocka_unit_test(test_cpu_view_exact),
+		cmocka_unit_test(test_cpu_view_errors),
+		cmocka_unit_test(test_unknown_thread_penalised),
+		cmocka_unit_test(test_wall_view),
+		cmocka_unit_test(test_metric_table),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
