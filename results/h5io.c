@@ -351,7 +351,8 @@ static int write_host(hid_t loc, const struct sb_host *h)
 	if (attr_str(loc, "host", h->host) < 0 || attr_str(loc, "kernel", h->kernel) < 0 ||
 	    attr_i32(loc, "nproc", h->nproc) < 0 || attr_i32(loc, "tick_hz", h->tick_hz) < 0 ||
 	    attr_str(loc, "tick_source", h->tick_source) < 0 ||
-	    attr_str(loc, "compiler", h->compiler) < 0 || attr_str(loc, "version", h->version) < 0 ||
+	    attr_str(loc, "compiler", h->compiler) < 0 ||
+	    attr_str(loc, "version", h->version) < 0 ||
 	    attr_str(loc, "git_rev", h->git_rev) < 0)
 		return -1;
 	return 0;
@@ -1018,10 +1019,11 @@ static int read_run_group(struct rd *rd, const struct rd_types *t, const char *n
 		for (size_t i = 0; i < r->nsamples; i++) {
 			const struct sb_sample *s = &r->samples[i];
 
-			if (s->frame_offset > r->nframes || s->depth > r->nframes - s->frame_offset) {
+			if (s->frame_offset > r->nframes ||
+			    s->depth > r->nframes - s->frame_offset) {
 				seterr(rd->err, rd->errlen,
-				       "'%s' has sample %zu of %s pointing past its frames", rd->path,
-				       i, grp);
+				       "'%s' has sample %zu of %s pointing past its frames",
+				       rd->path, i, grp);
 				goto cleanup;
 			}
 		}
