@@ -1,0 +1,182 @@
+/* test_cli.c - bad input to the CLI: one clear line on stderr, exit 2, nothing written. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char bin[512];
+static char tmpdir[] = "/tmp/sbcli.XXXXXX";
+static char out_path[600];
+
+/* Runs bin with args; captures stderr into err. Returns the exit status (or 128+signal). */
+static int run(char *err, size_t errlen, const char *const *args)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 1);
+		close(fds[0]);
+		const char *argv[32] = { bin };
+		for (int i = 0; args[i] && i < 30; i++)
+			argv[i + 1] = args[i];
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < errlen && (k = read(fds[0], err + n, errlen - 1 - n)) > 0)
+		n += (size_t)k;
+	err[n] = 0;
+	close(fds[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Asserts: exit 2, exactly one stderr line containing `want`, lowercase start after the
+ * program prefix, no trailing period, and no output file. */
+static void expect_usage_error(const char *want, const char *const *args)
+{
+	char err[4096];
+	int rc = run(err, sizeof(err), args);
+	if (rc != 2 || count_lines(err) != 1 || !strstr(err, want))
+		fail_msg("want exit 2 and one line with '%s', got exit %d: %s", want, rc, err);
+	assert_int_equal(strncmp(err, "sampbench: ", 11), 0);
+	char first = err[11];
+	assert_false(first >= 'A' && first <= 'Z');
+	size_t len = strlen(err);
+	assert_true(len >= 2 && err[len - 2] != '.');
+	struct stat st;
+	assert_int_not_equal(stat(out_path, &st), 0);
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void test_unknown_sampler(void **state)
+{
+	(void)state;
+	expect_usage_error("unknown sampler 'nope'",
+			   ARGS("run", "--sampler", "itimer,nope", "--workload", "skewed", "-o", out_path));
+}
+
+static void test_unknown_workload(void **state)
+{
+	(void)state;
+	expect_usage_error("unknown workload 'nope'",
+			   ARGS("run", "--sampler", "itimer", "--workload", "nope", "-o", out_path));
+}
+
+static void test_bad_hz(void **state)
+{
+	(void)state;
+	expect_usage_error("--hz", ARGS("run", "-s", "itimer", "-w", "skewed", "--hz", "0", "-o", out_path));
+	expect_usage_error("--hz", ARGS("run", "-s", "itimer", "-w", "skewed", "--hz", "-5", "-o", out_path));
+	expect_usage_error("--hz", ARGS("run", "-s", "itimer", "-w", "skewed", "--hz", "1e9", "-o", out_path));
+	expect_usage_error("invalid number", ARGS("run", "-s", "itimer", "-w", "skewed", "--hz", "fast", "-o", out_path));
+}
+
+static void test_bad_threads(void **state)
+{
+	(void)state;
+	expect_usage_error("--threads must be between 1 and 64",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "0", "-o", out_path));
+	expect_usage_error("--threads must be between 1 and 64",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "65", "-o", out_path));
+}
+
+static void test_missing_and_unknown_options(void **state)
+{
+	(void)state;
+	expect_usage_error("missing -o", ARGS("run", "-s", "itimer", "-w", "skewed"));
+	expect_usage_error("unknown option '--bogus'",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--bogus", "-o", out_path));
+	expect_usage_error("unknown command 'frobnicate'", ARGS("frobnicate"));
+}
+
+static void test_unwritable_path(void **state)
+{
+	(void)state;
+	expect_usage_error("cannot create",
+			   ARGS("run", "-s", "none", "-w", "skewed", "-o", "/nonexistent-dir/x.h5"));
+}
+
+static void test_existing_output_needs_force(void **state)
+{
+	(void)state;
+	char err[4096];
+	char existing[700];
+	snprintf(existing, sizeof(existing), "%s/existing.h5", tmpdir);
+	FILE *f = fopen(existing, "w");
+	assert_non_null(f);
+	fputs("precious", f);
+	fclose(f);
+	int rc = run(err, sizeof(err),
+		     ARGS("run", "-s", "none", "-w", "skewed", "-t", "1", "-d", "0.1", "-o", existing));
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "exists"));
+	f = fopen(existing, "r");
+	char buf[16] = "";
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
+	/* with --force it is replaced by a valid file */
+	rc = run(err, sizeof(err), ARGS("run", "-s", "none", "-w", "skewed", "-t", "1", "-d", "0.1",
+					"-q", "--force", "-o", existing));
+	assert_int_equal(rc, 0);
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), "h5dump -H '%s' >/dev/null 2>&1", existing);
+	assert_int_equal(system(cmd), 0);
+	unlink(existing);
+}
+
+static void test_help_is_not_an_error(void **state)
+{
+	(void)state;
+	char err[4096];
+	assert_int_equal(run(err, sizeof(err), ARGS("run", "--help")), 0);
+	assert_int_equal(run(err, sizeof(err), ARGS("list")), 0);
+	assert_int_equal(run(err, sizeof(err), ARGS("--help")), 0);
+}
+
+int main(void)
+{
+	const char *b = getenv("BUILD");
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	snprintf(out_path, sizeof(out_path), "%s/out.h5", tmpdir);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unknown_sampler),
+		cmocka_unit_test(test_unknown_workload),
+		cmocka_unit_test(test_bad_hz),
+		cmocka_unit_test(test_bad_threads),
+		cmocka_unit_test(test_missing_and_unknown_options),
+		cmocka_unit_test(test_unwritable_path),
+		cmocka_unit_test(test_existing_output_needs_force),
+		cmocka_unit_test(test_help_is_not_an_error),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(tmpdir);
+	return rc;
+}
