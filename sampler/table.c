@@ -6,12 +6,16 @@
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;
 extern const struct sampler sampler_ctimer;
+extern const struct sampler sampler_perf;
+extern const struct sampler sampler_ptrace;
 extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
 
 static const struct sampler *const samplers[] = {
 	&sampler_none,
 	&sampler_itimer,
 	&sampler_ctimer,
+	&sampler_perf,
+	&sampler_ptrace,
 	&sampler_gperftools, &sampler_gperftools_pt,
 	NULL,
 };
