@@ -10,7 +10,7 @@ CC       ?= cc
 V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools \
-        pkg-config zlib1g-dev
+        pkg-config zlib1g-dev libdw-dev libelf-dev
 
 ifeq ($(V),1)
 Q :=
@@ -32,7 +32,7 @@ CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame
            -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) \
            -DSB_VERSION='"$(VERSION)"' -DSB_GIT_REV='"$(GIT_REV)"' -DSB_CC='"$(shell $(CC) -dumpfullversion -dumpversion | head -1)"'
 LDFLAGS += -pthread -rdynamic
-LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -lz -ldl -lrt -lm
+LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -ldl -lrt -lm
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
@@ -87,3 +87,5 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+.SECONDARY:

@@ -13,11 +13,13 @@ void run_free(struct sb_run *r)
 	free(r->frames);
 	free(r->thread_rows);
 	free(r->stats);
+	free(r->symbols);
 	r->samples = NULL;
 	r->frames = NULL;
 	r->thread_rows = NULL;
 	r->stats = NULL;
-	r->nsamples = r->nframes = r->nthread_rows = r->nstats = 0;
+	r->symbols = NULL;
+	r->nsamples = r->nframes = r->nthread_rows = r->nstats = r->nsymbols = 0;
 }
 
 double run_stat(const struct sb_run *r, const char *name)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../analysis/metrics.h"
+#include "../analysis/symbolize.h"
 #include "../sampler/sample.h"
 
 #define SB_NAME_LEN 48
@@ -70,6 +71,8 @@ struct sb_run {
 	size_t nthread_rows;
 	struct sb_stat_row *stats;   /* owned: sampler counters and harness counters */
 	size_t nstats;
+	struct sb_symbol *symbols;   /* owned: every distinct frame PC, sorted by pc */
+	size_t nsymbols;
 };
 
 /* Frees what a run owns (not the run itself). */

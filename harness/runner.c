@@ -277,6 +277,13 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 		run_free(r);
 		goto cleanup;
 	}
+	/* Same layout as the child (fork without exec): resolve its PCs here, once. */
+	if (r->nframes > 0) {
+		struct sb_symbolizer *sym = symbolizer_new();
+		if (sym)
+			symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols);
+		symbolizer_free(sym);
+	}
 	if (r->status != SB_RUN_SKIPPED)
 		metrics_compute(r, spec->workload);
 	rc = 0;

@@ -97,6 +97,13 @@ static const struct field stat_fields[] = {
 	FLD(sb_stat_row, value, K_F64),
 };
 
+static const struct field symbol_fields[] = {
+	FLD(sb_symbol, pc, K_U64),
+	FLD(sb_symbol, module, K_STR),
+	FLD(sb_symbol, function, K_STR),
+	FLD(sb_symbol, offset, K_U64),
+};
+
 static const struct field metric_fields[] = {
 	FLD(metric_row, name, K_STR),
 	FLD(metric_row, value, K_F64),
@@ -129,6 +136,7 @@ struct sb_h5 {
 	hid_t sample_type;
 	hid_t thread_type;
 	hid_t stat_type;
+	hid_t symbol_type;
 	hid_t metric_type;
 	hsize_t nruns;
 	struct sb_host host; /* repeated on every run group */
@@ -474,6 +482,7 @@ static void close_all(struct sb_h5 *f)
 	close_id(&f->sample_type);
 	close_id(&f->thread_type);
 	close_id(&f->stat_type);
+	close_id(&f->symbol_type);
 	close_id(&f->metric_type);
 }
 
@@ -513,7 +522,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 		return NULL;
 	}
 	f->file = f->runs = f->runs_type = f->sample_type = -1;
-	f->thread_type = f->stat_type = f->metric_type = -1;
+	f->thread_type = f->stat_type = f->metric_type = f->symbol_type = -1;
 	f->force = force;
 	f->host = *host;
 	f->path = strdup(path);
@@ -544,9 +553,10 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
 				       NFIELDS(thread_fields));
 	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
+	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
 	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
 				       NFIELDS(metric_fields));
-	if (f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
+	if (f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 || f->symbol_type < 0 ||
 	    f->metric_type < 0) {
 		seterr(err, errlen, "cannot create '%s': cannot build HDF5 types", path);
 		goto cleanup;
@@ -612,7 +622,8 @@ static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 	    write_table(g, "frames", H5T_NATIVE_UINT64, r->frames, r->nframes, "pc") < 0 ||
 	    write_table(g, "threads", f->thread_type, r->thread_rows, r->nthread_rows, "") < 0 ||
 	    write_table(g, "metrics", f->metric_type, m, sb_metric_count, "") < 0 ||
-	    write_table(g, "stats", f->stat_type, r->stats, r->nstats, "") < 0)
+	    write_table(g, "stats", f->stat_type, r->stats, r->nstats, "") < 0 ||
+	    write_table(g, "symbols", f->symbol_type, r->symbols, r->nsymbols, "") < 0)
 		goto cleanup;
 	ret = 0;
 cleanup:
@@ -964,7 +975,7 @@ static int run_from_row(struct rd *rd, struct runs_row *row, size_t i, struct sb
 }
 
 struct rd_types {
-	hid_t sample, thread, stat, metric;
+	hid_t sample, thread, stat, metric, symbol;
 };
 
 /* Reads group /name into r: metrics, threads, stats, and samples/frames if load_samples. */
@@ -1016,6 +1027,13 @@ static int read_run_group(struct rd *rd, const struct rd_types *t, const char *n
 		if (read_rows(rd, g, grp, "frames", H5T_NATIVE_UINT64, &buf, &r->nframes) < 0)
 			goto cleanup;
 		r->frames = buf;
+		if (read_rows(rd, g, grp, "symbols", t->symbol, &buf, &r->nsymbols) < 0)
+			goto cleanup;
+		r->symbols = buf;
+		for (size_t i = 0; i < r->nsymbols; i++) {
+			terminate(r->symbols[i].module, sizeof(r->symbols[i].module));
+			terminate(r->symbols[i].function, sizeof(r->symbols[i].function));
+		}
 		for (size_t i = 0; i < r->nsamples; i++) {
 			const struct sb_sample *s = &r->samples[i];
 
@@ -1084,7 +1102,7 @@ int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t
 	    int load_samples, char *err, size_t errlen)
 {
 	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen };
-	struct rd_types t = { -1, -1, -1, -1 };
+	struct rd_types t = { -1, -1, -1, -1, -1 };
 	struct runs_row *rows = NULL;
 	struct sb_run *out = NULL;
 	struct sb_host h;
@@ -1106,8 +1124,9 @@ int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t
 	t.thread = compound_type(sizeof(struct sb_thread_row), thread_fields,
 				 NFIELDS(thread_fields));
 	t.stat = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
+	t.symbol = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
 	t.metric = compound_type(sizeof(struct metric_row), metric_fields, NFIELDS(metric_fields));
-	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0) {
+	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 || t.symbol < 0) {
 		seterr(err, errlen, "cannot read '%s': cannot build HDF5 types", path);
 		goto cleanup;
 	}
@@ -1141,6 +1160,7 @@ cleanup:
 	free(rows);
 	close_id(&t.metric);
 	close_id(&t.stat);
+	close_id(&t.symbol);
 	close_id(&t.thread);
 	close_id(&t.sample);
 	close_id(&rtype);

@@ -1,0 +1,42 @@
+/* symbolize.h - PCs to (module, function, offset).
+ *
+ * Runs are symbolized by the harness right after the child exits: the child was forked
+ * without exec, so the parent has the same address layout and can resolve the child's PCs
+ * (static functions too: libdw reads .symtab). The result is stored with the run (HDF5
+ * `symbols`), so readers never need the binary or its load address. */
+#ifndef SB_SYMBOLIZE_H
+#define SB_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_SYM_MODULE_LEN 64
+#define SB_SYM_FUNC_LEN 128
+
+struct sb_symbol {
+	uint64_t pc;
+	char module[SB_SYM_MODULE_LEN];  /* basename of the object, "[kernel]" or "?" */
+	char function[SB_SYM_FUNC_LEN];  /* symbol name, or "0x<pc>" when unknown */
+	uint64_t offset;                 /* pc - symbol start (0 when unknown) */
+};
+
+struct sb_symbolizer;
+
+/* Creates a symbolizer for the calling process's current mappings (and /proc/kallsyms
+ * when readable). Returns NULL on failure. Free with symbolizer_free(). */
+struct sb_symbolizer *symbolizer_new(void);
+void symbolizer_free(struct sb_symbolizer *s);
+
+/* Resolves pc into out. Returns 1 when a function was found, 0 otherwise (out still holds
+ * the module when known and a hex name). */
+int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out);
+
+/* Symbolizes every distinct PC of frames[0..n): *syms (malloc'd, sorted by pc) and *nsyms.
+ * Returns 0 or -1 (out of memory). */
+int symbolize_frames(struct sb_symbolizer *s, const uint64_t *frames, size_t n,
+		     struct sb_symbol **syms, size_t *nsyms);
+
+/* Finds pc in a table from symbolize_frames (binary search). NULL when absent. */
+const struct sb_symbol *symbol_find(const struct sb_symbol *syms, size_t n, uint64_t pc);
+
+#endif
