@@ -33,7 +33,9 @@ void sigsample_record(struct sb_sink *sink, const void *ucp, uint64_t t0, double
 		atomic_fetch_add_explicit(&c->walk_errors, 1, memory_order_relaxed);
 	}
 	/* The handler runs instead of the thread's own code: its duration is the window. */
-	s.suspend_window_ns = (double)(sb_now_ns() - t0);
+	uint64_t spent = sb_now_ns() - t0;
+	s.suspend_window_ns = (double)spent;
+	atomic_fetch_add_explicit(&c->handler_ns, spent, memory_order_relaxed);
 	if (sink_push(sink, &s, pcs, depth) != 0)
 		atomic_fetch_add_explicit(&c->dropped, 1, memory_order_relaxed);
 	errno = saved_errno;
@@ -46,6 +48,7 @@ int sigsample_stats(const struct sigsample_counters *c, struct sb_stat *out, int
 		{ "dropped", (double)atomic_load(&c->dropped) },
 		{ "walk_errors", (double)atomic_load(&c->walk_errors) },
 		{ "late_signals", (double)atomic_load(&c->late) },
+		{ "sampler_cpu_ns", (double)atomic_load(&c->handler_ns) },
 	};
 	int n = 0;
 	for (; n < max && n < (int)(sizeof(st) / sizeof(st[0])); n++)

@@ -13,6 +13,7 @@ struct sigsample_counters {
 	_Atomic uint64_t dropped;     /* samples lost to a full sink */
 	_Atomic uint64_t walk_errors; /* walks that stopped on an invalid frame */
 	_Atomic uint64_t late;        /* signals that arrived after stop() */
+	_Atomic uint64_t handler_ns;  /* time spent in handlers: the sampler's own CPU */
 };
 
 /* Records one sample of the interrupted context ucp for the calling thread. t0 is
