@@ -24,6 +24,7 @@ struct sb_cmd {
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 #endif

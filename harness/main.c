@@ -9,6 +9,7 @@ static const struct sb_cmd commands[] = {
 	{ "run", cmd_run, "run samplers on a workload and write an HDF5 file" },
 	{ "bench", cmd_bench, "run the benchmark matrix" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
+	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 };
 
 static void usage(FILE *out)

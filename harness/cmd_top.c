@@ -1,0 +1,292 @@
+/* cmd_top.c - `sampbench top`: a flat profile of a run's leaf frames.
+ *
+ * The PCs in a file come from a process that no longer exists, and ASLR placed its
+ * executable at another address than ours. Runs record the main executable's load base
+ * and build id (stats `exe_load_base`, `exe_build_id`, sampler/exeinfo.h); when the build
+ * id is this executable's, a user PC is relocated into this process (pc - file base + our
+ * base) and symbolized here, static functions included (libdw reads .symtab). PCs
+ * outside the executable (libc, ...) or from another build print as module "?" and
+ * their address. Kernel PCs are resolved with this boot's /proc/kallsyms: right for
+ * files recorded since the last boot (KASLR moves the kernel at every boot). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/symbolize.h"
+#include "../results/h5io.h"
+#include "../sampler/exeinfo.h"
+#include "cli.h"
+#include "run.h"
+
+#define TOP_DEFAULT_LIMIT 25
+#define TOP_USER_MAX 0x0000800000000000ull /* x86_64/aarch64 user addresses lie below */
+
+struct top_row {
+	char module[SB_SYM_MODULE_LEN];
+	char method[SB_SYM_FUNC_LEN + 24];
+	uint64_t calls;
+};
+
+struct top_resolver {
+	struct sb_symbolizer *sym; /* NULL: print addresses */
+	struct sb_exeinfo exe;   /* this process's executable */
+	int relocate;              /* user PCs of this run may be relocated */
+	uint64_t file_base;
+};
+
+static void top_resolve(const struct top_resolver *rs, uint64_t pc, struct top_row *row)
+{
+	struct sb_symbol s;
+
+	snprintf(row->module, sizeof(row->module), "?");
+	snprintf(row->method, sizeof(row->method), "0x%" PRIx64, pc);
+	if (!rs->sym)
+		return;
+	if (pc >= TOP_USER_MAX) {
+		if (pc >> 63 && symbolize(rs->sym, pc, &s)) {
+			snprintf(row->module, sizeof(row->module), "kernel");
+			snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s.function,
+				 s.offset);
+		} else if (pc >> 63) {
+			snprintf(row->module, sizeof(row->module), "kernel");
+		}
+		return;
+	}
+	if (!rs->relocate || pc < rs->file_base || pc - rs->file_base >= rs->exe.span)
+		return;
+	uint64_t here = pc - rs->file_base + rs->exe.base;
+	if (symbolize(rs->sym, here, &s)) {
+		snprintf(row->module, sizeof(row->module), "%s", s.module);
+		snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s.function, s.offset);
+	} else {
+		snprintf(row->module, sizeof(row->module), "%s", s.module);
+		snprintf(row->method, sizeof(row->method), "0x%" PRIx64, pc - rs->file_base);
+	}
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	int c = strcmp(x->module, y->module);
+	return c ? c : strcmp(x->method, y->method);
+}
+
+static int top_cmp_pc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The leaf of sample s: frames[0], or with kernel == 0 the first user frame (kernel
+ * frames come first in perf's callchains). Returns 0 when the sample has none. */
+static int top_leaf(const struct sb_run *r, const struct sb_sample *s, int kernel,
+		    uint64_t *pc)
+{
+	if (s->frame_offset + s->depth > r->nframes)
+		return 0;
+	for (uint32_t k = 0; k < s->depth; k++) {
+		uint64_t f = r->frames[s->frame_offset + k];
+		if (kernel || f < TOP_USER_MAX) {
+			*pc = f;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void top_dashes(FILE *out, int n, const char *sep)
+{
+	for (int i = 0; i < n; i++)
+		fputc('-', out);
+	fputs(sep, out);
+}
+
+/* Prints run r's flat profile. Resolves each distinct leaf PC once (sorted PCs), then
+ * merges rows with the same module and method. Returns 0 or -1 (out of memory). */
+static int top_print(FILE *out, const struct sb_run *r, const struct top_resolver *rs,
+		     int kernel, long limit)
+{
+	uint64_t *pcs = malloc((r->nsamples + 1) * sizeof(*pcs));
+	struct top_row *rows = malloc((r->nsamples + 1) * sizeof(*rows));
+	size_t npcs = 0, nrows = 0;
+	int rc = -1;
+
+	if (!pcs || !rows)
+		goto cleanup;
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (top_leaf(r, &r->samples[i], kernel, &pcs[npcs]))
+			npcs++;
+	qsort(pcs, npcs, sizeof(*pcs), top_cmp_pc);
+	for (size_t i = 0; i < npcs;) {
+		size_t j = i;
+		while (j < npcs && pcs[j] == pcs[i])
+			j++;
+		struct top_row row;
+		top_resolve(rs, pcs[i], &row);
+		row.calls = j - i;
+		size_t k = 0;
+		while (k < nrows && (strcmp(rows[k].module, row.module) ||
+				     strcmp(rows[k].method, row.method)))
+			k++;
+		if (k < nrows)
+			rows[k].calls += row.calls;
+		else
+			rows[nrows++] = row;
+		i = j;
+	}
+	qsort(rows, nrows, sizeof(*rows), top_cmp);
+
+	size_t shown = limit > 0 && (size_t)limit < nrows ? (size_t)limit : nrows;
+	int wm = (int)strlen("Module"), wf = (int)strlen("Method+offset"), wc = (int)strlen("Calls");
+	for (size_t i = 0; i < shown; i++) {
+		char calls[32];
+		int n = (int)strlen(rows[i].module);
+		wm = n > wm ? n : wm;
+		n = (int)strlen(rows[i].method);
+		wf = n > wf ? n : wf;
+		n = snprintf(calls, sizeof(calls), "%" PRIu64, rows[i].calls);
+		wc = n > wc ? n : wc;
+	}
+	fprintf(out, "run %" PRId64 ": %s on %s, %d threads, %g Hz: %zu samples, %zu with a%s leaf\n\n",
+		r->run_id, r->sampler, r->workload, r->threads, r->hz, r->nsamples, npcs,
+		kernel ? "" : " user");
+	fprintf(out, "%-*s | %-*s | %*s | %10s\n", wm, "Module", wf, "Method+offset", wc, "Calls",
+		"Share");
+	top_dashes(out, wm, "-+-");
+	top_dashes(out, wf, "-+-");
+	top_dashes(out, wc, "-+-");
+	top_dashes(out, 11, "\n");
+	for (size_t i = 0; i < shown; i++)
+		fprintf(out, "%-*s | %-*s | %*" PRIu64 " | %8.4f %%\n", wm, rows[i].module, wf,
+			rows[i].method, wc, rows[i].calls,
+			npcs ? 100.0 * (double)rows[i].calls / (double)npcs : 0.0);
+	if (shown < nrows)
+		fprintf(out, "..\n");
+	rc = 0;
+cleanup:
+	free(pcs);
+	free(rows);
+	return rc;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sampbench top [--run ID] [--kernel] [--limit N] FILE.h5\n\n"
+		"Prints a flat profile of the leaf frames of each run with samples (or of run ID):\n"
+		"Module | Method+offset | Calls | Share. User frames are symbolized when the run\n"
+		"was recorded by this executable (same build id); kernel frames from\n"
+		"/proc/kallsyms (right for runs recorded since the last boot).\n\n"
+		"  -r, --run ID     only run ID\n"
+		"  -k, --kernel     count kernel leaf frames (default: the first user frame)\n"
+		"  -n, --limit N    rows per run, 0 for all (default %d)\n"
+		"  -h, --help       this help\n",
+		TOP_DEFAULT_LIMIT);
+}
+
+/* `sampbench top [--run ID] [--kernel] [--limit N] FILE.h5`. Returns the exit code. */
+int cmd_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "run", required_argument, NULL, 'r' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sb_run *runs = NULL;
+	struct sb_host host;
+	struct top_resolver rs;
+	size_t nruns = 0, printed = 0;
+	long run_id = -1, limit = TOP_DEFAULT_LIMIT;
+	int rc = SB_EXIT_USAGE, kernel = 0, c;
+	char err[512];
+
+	memset(&rs, 0, sizeof(rs));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":r:kn:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (sb_parse_int("--run", optarg, 0, INT64_MAX, &run_id) < 0)
+				goto cleanup;
+			break;
+		case 'k': kernel = 1; break;
+		case 'n':
+			if (sb_parse_int("--limit", optarg, 0, 1000000, &limit) < 0)
+				goto cleanup;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = SB_EXIT_OK;
+			goto cleanup;
+		case ':':
+			sb_err("option '%s' needs a value", argv[optind - 1]);
+			goto cleanup;
+		default:
+			sb_err("unknown option '%s' (see 'sampbench top --help')", argv[optind - 1]);
+			goto cleanup;
+		}
+	}
+	if (optind >= argc) {
+		sb_err("missing FILE.h5 (see 'sampbench top --help')");
+		goto cleanup;
+	}
+	if (optind + 1 < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench top --help')", argv[optind + 1]);
+		goto cleanup;
+	}
+	if (h5_read(argv[optind], &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
+		sb_err("%s", err);
+		rc = SB_EXIT_FAIL;
+		goto cleanup;
+	}
+	rs.sym = symbolizer_new();
+	if (!rs.sym)
+		sb_err("symbolizer unavailable: printing addresses");
+	sb_exeinfo_self(&rs.exe);
+
+	rc = SB_EXIT_OK;
+	for (size_t i = 0; i < nruns; i++) {
+		const struct sb_run *r = &runs[i];
+		if (run_id >= 0 ? r->run_id != run_id : r->nsamples == 0)
+			continue;
+		double base = run_stat(r, "exe_load_base"), id = run_stat(r, "exe_build_id");
+		rs.relocate = !isnan(base) && !isnan(id) && id != 0 &&
+			      (uint64_t)id == rs.exe.build_id;
+		rs.file_base = rs.relocate ? (uint64_t)base : 0;
+		if (isnan(base) || isnan(id))
+			sb_err("run %" PRId64 " has no exe_load_base/exe_build_id stats: user frames "
+			       "as addresses", r->run_id);
+		else if (!rs.relocate)
+			sb_err("run %" PRId64 " was recorded by another build (build id %012" PRIx64
+			       ", this is %012" PRIx64 "): user frames as addresses", r->run_id,
+			       (uint64_t)id, rs.exe.build_id);
+		if (printed++)
+			fputc('\n', stdout);
+		if (top_print(stdout, r, &rs, kernel, limit) < 0) {
+			sb_err("out of memory");
+			rc = SB_EXIT_FAIL;
+			goto cleanup;
+		}
+	}
+	if (run_id >= 0 && printed == 0) {
+		sb_err("no run %ld in '%s'", run_id, argv[optind]);
+		rc = SB_EXIT_USAGE;
+	} else if (printed == 0) {
+		sb_err("no run with samples in '%s'", argv[optind]);
+		rc = SB_EXIT_FAIL;
+	}
+cleanup:
+	if (rs.sym)
+		symbolizer_free(rs.sym);
+	for (size_t i = 0; i < nruns; i++)
+		run_free(&runs[i]);
+	free(runs);
+	return rc;
+}
