@@ -24,13 +24,12 @@ HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/inclu
 HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 HDF5_LIBDIR := $(patsubst -L%,%,$(filter -L%,$(HDF5_LIBS)))
 
-GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 VERSION := 0.1.0
+VERSION_H := $(BUILD)/gen/version.h
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-           -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) \
-           -DSB_VERSION='"$(VERSION)"' -DSB_GIT_REV='"$(GIT_REV)"' -DSB_CC='"$(shell $(CC) -dumpfullversion -dumpversion | head -1)"'
+           -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) -I$(BUILD)/gen
 LDFLAGS += -pthread -rdynamic
 LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -ldl -lrt -lm
 ifneq ($(SANITIZE),)
@@ -50,13 +49,25 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libsampbench.a
 BIN := $(BUILD)/sampbench
 
-.PHONY: all deps check unit integration bench clean
+.PHONY: all deps check unit integration bench clean FORCE
 .DEFAULT_GOAL := all
 
 all: deps $(BIN)
 
 deps:
 	@sh ci/deps.sh $(DEBS)
+
+# Rewritten only when the revision, version or compiler changes, so a commit rebuilds the two
+# files that print it and nothing else.
+$(VERSION_H): FORCE
+	@mkdir -p $(@D)
+	@{ printf '#define SB_VERSION "%s"\n' '$(VERSION)'; \
+	   printf '#define SB_GIT_REV "%s%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+	          "$$(git diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"; \
+	   printf '#define SB_CC "%s"\n' "$$($(CC) --version | head -1)"; } > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(LIB_OBJS) $(MAIN_OBJ): | $(VERSION_H)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$<)

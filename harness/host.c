@@ -11,16 +11,8 @@
 #include <zlib.h>
 
 #include "../sampler/sample.h"
+#include "version.h"
 
-#ifndef SB_VERSION
-#define SB_VERSION "dev"
-#endif
-#ifndef SB_GIT_REV
-#define SB_GIT_REV "unknown"
-#endif
-#ifndef SB_CC
-#define SB_CC "unknown"
-#endif
 
 static int parse_hz_line(const char *line)
 {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "version.h"
 
 static const struct sb_cmd commands[] = {
 	{ "list", cmd_list, "list samplers and workloads" },
