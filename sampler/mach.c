@@ -1,0 +1,465 @@
+/* mach.c - the `mach` sampler: a sampler thread that stops every registered thread each
+ * tick, reads its registers, walks its frame pointers and lets it go (samply, spprof's
+ * Darwin sampler). Wall clock: every registered thread is sampled every tick, running or
+ * not; weight_ns says how much CPU the thread used since its previous sample.
+ *
+ * One tick: snapshot the registry; read each thread's CPU clock (idle skip decides here,
+ * before anything is stopped); request a stop of every target at once; then, as each one
+ * parks, read its state, walk, resume it at once and push the sample. Requesting all
+ * first matters with more busy threads than cores: a target must run to park (Linux) and
+ * each one that parks frees a CPU for the next, instead of the sampler waiting for the
+ * scheduler once per target. Suspend-to-resume of one thread covers only its own walk.
+ * Between ticks the sampler compacts the registry. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "registry.h"
+#include "sampler.h"
+#include "thread_ctl.h"
+#include "threads.h"
+
+#define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
+#define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
+
+struct mach_stats {
+	uint64_t samples_captured;
+	uint64_t threads_skipped;
+	uint64_t walk_errors;
+	uint64_t suspend_time_ns;
+	uint64_t max_suspend_ns;
+	uint64_t ticks_planned;
+	uint64_t ticks_done;
+	uint64_t suspends_saved;
+	uint64_t eintr_caused;
+	uint64_t timeouts;
+	uint64_t sched_fifo_priority;
+	uint64_t sampler_cpu_ns;
+	uint64_t dropped;
+};
+
+/* What the sampler remembers about one registry entry (index), valid for generation gen. */
+struct mach_tstate {
+	uint32_t gen;
+	uint32_t depth;     /* frames of the previous sample, in stacks[idx] */
+	uint32_t flags;     /* its TRUNCATED / WALK_ERROR flags */
+	int have_stack;
+	uint32_t last_req;  /* request number of the previous stop */
+	uint64_t last_cpu;  /* CPU ns at the previous sample (or the baseline) */
+};
+
+struct mach_target {
+	struct tc_target t;
+	const struct reg_snap *e;
+	uint64_t cpu_ns;     /* read just before the request */
+	uint64_t parked_ns;  /* when it parked (its own clock reading) */
+	uint64_t resumed_ns; /* after tc_resume() returned */
+	uint32_t depth;
+	enum sb_walk_end end;
+	int ok;              /* state read and walked */
+};
+
+static struct {
+	struct sb_config cfg;
+	struct sb_sink *sink;
+	uint64_t interval_ns;
+	uint32_t max_depth;
+	uint64_t start_ns;
+	_Atomic int running;
+	int started;
+	pthread_t thread;
+	pid_t tid;
+	struct reg_snap *snap;      /* REG_CAP */
+	struct mach_target *tg;     /* REG_CAP: requested, not parked yet */
+	struct mach_target *done;   /* REG_CAP: parked and walked, in batch mode not resumed */
+	int release_early;          /* resume each thread right after its walk */
+	struct mach_tstate *ts;     /* REG_CAP */
+	uint64_t *stacks;           /* REG_CAP * max_depth */
+	struct mach_stats st;
+} M;
+
+static int mach_available(char *why, size_t len)
+{
+	(void)why;
+	(void)len;
+	return 0;
+}
+
+/* Reads the state of parked target g and walks its stack into its stack buffer. Runs
+ * while g is stopped: no allocation, lock or stdio. A parked thread that is not the one
+ * we asked for (tid reused) is marked and will only be resumed. */
+static void walk_parked(struct mach_target *g)
+{
+	const struct reg_snap *e = g->e;
+	struct sb_regs regs;
+
+	g->ok = tc_get_state(&g->t, &regs, &g->parked_ns) == 0;
+	if (!g->ok)
+		return;
+	g->end = fp_walk(&regs, &e->bounds, M.stacks + (size_t)e->idx * M.max_depth, M.max_depth,
+			 &g->depth, NULL, NULL);
+}
+
+/* Resumes walked target g and records its sample. */
+static void resume_parked(struct mach_target *g)
+{
+	tc_resume(&g->t);
+	g->resumed_ns = sb_now_ns();
+}
+
+static void push_sample(struct mach_target *g)
+{
+	const struct reg_snap *e = g->e;
+	struct mach_tstate *ts = &M.ts[e->idx];
+
+	if (!g->ok) {
+		M.st.threads_skipped++;
+		return;
+	}
+	uint64_t window = g->resumed_ns - g->t.req_ns;
+	M.st.suspend_time_ns += window;
+	if (window > M.st.max_suspend_ns)
+		M.st.max_suspend_ns = window;
+
+	struct sb_sample s = sample_unknown();
+	s.time_ns = g->parked_ns;
+	s.tid = e->tid;
+	s.thread_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
+	s.weight_ns = (double)(g->cpu_ns - ts->last_cpu);
+	s.stop_latency_ns = g->parked_ns > g->t.req_ns ? (double)(g->parked_ns - g->t.req_ns) : 0;
+	s.suspend_window_ns = (double)window;
+	s.flags = g->cpu_ns > ts->last_cpu ? SB_SAMPLE_RAN : 0;
+	if (g->end == SB_WALK_TRUNCATED) {
+		s.flags |= SB_SAMPLE_TRUNCATED;
+	} else if (g->end != SB_WALK_OK) {
+		s.flags |= SB_SAMPLE_WALK_ERROR;
+		M.st.walk_errors++;
+	}
+	ts->last_cpu = g->cpu_ns;
+	ts->last_req = g->t.req;
+	ts->depth = g->depth;
+	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
+	ts->have_stack = 1;
+	if (sink_push(M.sink, &s, M.stacks + (size_t)e->idx * M.max_depth, g->depth) == 0)
+		M.st.samples_captured++;
+	else
+		M.st.dropped++;
+}
+
+/* Idle skip (samply): the thread did not run since its previous sample, so its stack is
+ * the same. Push that stack again without stopping it. */
+static void reuse_sample(const struct reg_snap *e)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+	struct sb_sample s = sample_unknown();
+
+	s.time_ns = sb_now_ns();
+	s.tid = e->tid;
+	s.thread_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
+	/* The few us of slack stay on the clock and go to the next real sample's weight. */
+	s.weight_ns = 0;
+	s.suspend_window_ns = 0;
+	s.flags = ts->flags | SB_SAMPLE_REUSED;
+	M.st.suspends_saved++;
+	if (sink_push(M.sink, &s, M.stacks + (size_t)e->idx * M.max_depth, ts->depth) == 0)
+		M.st.samples_captured++;
+	else
+		M.st.dropped++;
+}
+
+/* Per-entry state for a thread seen for the first time. Threads registered after start
+ * are charged from their birth (their CPU clock starts at 0, like the workload's truth);
+ * older ones (the main thread) from the first reading. */
+static void track(const struct reg_snap *e, uint64_t cpu_now)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+
+	if (ts->gen == e->gen)
+		return;
+	memset(ts, 0, sizeof(*ts));
+	ts->gen = e->gen;
+	ts->last_cpu = e->reg_ns >= M.start_ns ? 0 : cpu_now;
+}
+
+/* Did thread e not run since its previous sample? Stopping it (Linux) costs it some CPU
+ * of its own, so compare with its clock as it left that rendezvous, with some slack. */
+static int is_idle(const struct reg_snap *e, uint64_t cpu)
+{
+	const struct mach_tstate *ts = &M.ts[e->idx];
+	uint64_t base = ts->last_cpu, after;
+
+	if (!ts->have_stack)
+		return 0;
+	if (tc_cpu_after(e->park, ts->last_req, &after) == 0 && after > base)
+		return cpu <= after + TC_IDLE_SLACK_NS;
+	return cpu == base;
+}
+
+static void tick(void)
+{
+	int n = registry_snapshot(M.snap, REG_CAP);
+	int npend = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct reg_snap *e = &M.snap[i];
+		struct mach_target *g;
+		uint64_t cpu;
+
+		if (e->tid == M.tid)
+			continue; /* never ourselves */
+		if (tc_cpu_ns(e->park, e->tid, &cpu) != 0) {
+			M.st.threads_skipped++; /* exited since the snapshot */
+			continue;
+		}
+		track(e, cpu);
+		if (M.cfg.idle_skip && is_idle(e, cpu)) {
+			reuse_sample(e);
+			continue;
+		}
+		g = &M.tg[npend];
+		g->e = e;
+		g->cpu_ns = cpu;
+		g->t.park = e->park;
+		g->t.tid = e->tid;
+		g->t.ident = e->gen;
+		switch (tc_request(&g->t)) {
+		case TC_PENDING:
+			g->t.deadline_ns = g->t.req_ns + TC_TIMEOUT_NS;
+			npend++;
+			break;
+		case TC_GONE:
+			M.st.threads_skipped++;
+			break;
+		default: /* TC_BUSY, TC_ERROR: an earlier stop is still undelivered */
+			M.st.timeouts++;
+			break;
+		}
+	}
+
+	/* Collect: walk each target as soon as it parks. In batch mode (the default) the
+	 * walked ones stay parked until every target has parked or timed out: a thread
+	 * released early wakes with scheduler credit and takes the CPU from targets that still
+	 * have to run to park, which measured 40-80% timeouts with busy threads on 2 cores. */
+	int ndone = 0;
+	while (npend > 0) {
+		uint32_t bell = tc_doorbell();
+		uint64_t now = sb_now_ns();
+		uint64_t next_deadline = UINT64_MAX;
+
+		for (int i = 0; i < npend;) {
+			struct mach_target *g = &M.tg[i];
+			int r = tc_poll(&g->t);
+
+			if (r == TC_PENDING && now >= g->t.deadline_ns) {
+				r = tc_cancel(&g->t);
+				if (r == TC_TIMEOUT)
+					M.st.timeouts++;
+			}
+			if (r == TC_PARKED) {
+				walk_parked(g);
+				if (M.release_early) {
+					resume_parked(g);
+					push_sample(g);
+				} else {
+					M.done[ndone++] = *g;
+				}
+			} else if (r == TC_GONE) {
+				M.st.threads_skipped++;
+			}
+			if (r != TC_PENDING) {
+				M.tg[i] = M.tg[--npend];
+				continue;
+			}
+			if (g->t.deadline_ns < next_deadline)
+				next_deadline = g->t.deadline_ns;
+			i++;
+		}
+		if (npend > 0)
+			tc_wait(bell, next_deadline);
+	}
+	/* Every parked thread is resumed here, before anything else (pushes) happens. */
+	for (int i = 0; i < ndone; i++)
+		resume_parked(&M.done[i]);
+	for (int i = 0; i < ndone; i++)
+		push_sample(&M.done[i]);
+	registry_compact();
+}
+
+static void sleep_until(uint64_t deadline)
+{
+	while (atomic_load_explicit(&M.running, memory_order_relaxed)) {
+		uint64_t now = sb_now_ns();
+		if (now >= deadline)
+			return;
+		uint64_t until = deadline - now > MACH_SLEEP_SLICE_NS ? now + MACH_SLEEP_SLICE_NS
+								      : deadline;
+		struct timespec ts = { (time_t)(until / 1000000000ull),
+				       (long)(until % 1000000000ull) };
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+}
+
+static void *sampler_main(void *arg)
+{
+	(void)arg;
+	M.tid = sb_gettid();
+	if (M.cfg.rt_priority) {
+		struct sched_param sp = { .sched_priority = MACH_RT_PRIORITY };
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
+			M.st.sched_fifo_priority = MACH_RT_PRIORITY;
+	}
+
+	uint64_t next = M.start_ns + M.interval_ns;
+	while (atomic_load_explicit(&M.running, memory_order_relaxed)) {
+		sleep_until(next);
+		if (!atomic_load_explicit(&M.running, memory_order_relaxed))
+			break;
+		tick();
+		M.st.ticks_done++;
+		/* Behind (a tick took longer than the interval, or we were not scheduled):
+		 * skip the ticks already missed instead of firing them back to back. */
+		next += M.interval_ns;
+		uint64_t now = sb_now_ns();
+		if (next < now)
+			next = now + M.interval_ns;
+	}
+	M.st.sampler_cpu_ns = sb_thread_cpu_ns();
+	return NULL;
+}
+
+static void free_state(void)
+{
+	free(M.snap);
+	free(M.tg);
+	free(M.done);
+	free(M.ts);
+	free(M.stacks);
+	M.snap = NULL;
+	M.tg = NULL;
+	M.done = NULL;
+	M.ts = NULL;
+	M.stacks = NULL;
+}
+
+/* Starts the sampler thread on the calling process. Registers the calling (main) thread;
+ * every other thread registers itself at creation. All memory the ticks use is allocated
+ * here. Returns 0 or -1 with errno. */
+static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
+{
+	int err;
+
+	if (M.started) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (!cfg || !sink || !(cfg->hz > 0) || cfg->hz > 1e6) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&M.st, 0, sizeof(M.st));
+	M.cfg = *cfg;
+	M.sink = sink;
+	/* SB_MACH_RELEASE=early: resume each thread right after its walk (for measurements). */
+	M.release_early = getenv("SB_MACH_RELEASE") && strcmp(getenv("SB_MACH_RELEASE"), "early") == 0;
+	M.interval_ns = (uint64_t)(1e9 / cfg->hz);
+	M.max_depth = cfg->max_depth == 0 || cfg->max_depth > SB_MAX_FRAMES ? SB_MAX_FRAMES
+									 : cfg->max_depth;
+	M.snap = calloc(REG_CAP, sizeof(*M.snap));
+	M.tg = calloc(REG_CAP, sizeof(*M.tg));
+	M.done = calloc(REG_CAP, sizeof(*M.done));
+	M.ts = calloc(REG_CAP, sizeof(*M.ts));
+	M.stacks = calloc((size_t)REG_CAP * M.max_depth, sizeof(*M.stacks));
+	if (!M.snap || !M.tg || !M.done || !M.ts || !M.stacks) {
+		err = ENOMEM;
+		goto cleanup;
+	}
+	if (registry_add_self() != 0) {
+		err = ENOSPC;
+		goto cleanup;
+	}
+	if (tc_init() != 0) {
+		err = errno;
+		goto cleanup;
+	}
+	M.start_ns = sb_now_ns();
+	atomic_store(&M.running, 1);
+	err = registry_pthread_create_raw(&M.thread, NULL, sampler_main, NULL);
+	if (err != 0) {
+		atomic_store(&M.running, 0);
+		tc_fini();
+		goto cleanup;
+	}
+	M.started = 1;
+	return 0;
+
+cleanup:
+	free_state();
+	errno = err;
+	return -1;
+}
+
+/* Stops and joins the sampler thread. Every request is resolved inside a tick, so when
+ * the join returns no thread is parked and none will park. Returns 0 or -1. */
+static int mach_stop(void)
+{
+	if (!M.started) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint64_t stop_ns = sb_now_ns();
+	atomic_store(&M.running, 0);
+	pthread_join(M.thread, NULL);
+	M.st.ticks_planned = (stop_ns - M.start_ns) / M.interval_ns;
+	M.st.eintr_caused = tc_eintr_caused();
+	tc_fini();
+	free_state();
+	M.started = 0;
+	return 0;
+}
+
+static int mach_stats(struct sb_stat *out, int max)
+{
+	const struct sb_stat all[] = {
+		{ "samples_captured", (double)M.st.samples_captured },
+		{ "threads_skipped", (double)M.st.threads_skipped },
+		{ "walk_errors", (double)M.st.walk_errors },
+		{ "suspend_time_ns", (double)M.st.suspend_time_ns },
+		{ "max_suspend_ns", (double)M.st.max_suspend_ns },
+		{ "ticks_planned", (double)M.st.ticks_planned },
+		{ "ticks_done", (double)M.st.ticks_done },
+		{ "suspends_saved", (double)M.st.suspends_saved },
+		{ "eintr_caused", (double)M.st.eintr_caused },
+		{ "timeouts", (double)M.st.timeouts },
+		{ "sched_fifo_priority", (double)M.st.sched_fifo_priority },
+		{ "sampler_cpu_ns", (double)M.st.sampler_cpu_ns },
+		{ "samples_dropped", (double)M.st.dropped },
+	};
+	int n = (int)(sizeof(all) / sizeof(all[0]));
+
+	if (n > max)
+		n = max;
+	memcpy(out, all, (size_t)n * sizeof(*out));
+	return n;
+}
+
+static void mach_thread_start(int index)
+{
+	registry_set_self_slot(index);
+}
+
+const struct sampler sampler_mach = {
+	.name = "mach",
+	.description = "sampler thread: suspend, get registers, walk, resume each thread "
+		       "(Darwin thread_suspend; Linux signal rendezvous)",
+	.clock = SB_CLOCK_WALL,
+	.flags = 0,
+	.available = mach_available,
+	.start = mach_start,
+	.stop = mach_stop,
+	.stats = mach_stats,
+	.thread_start = mach_thread_start,
+};

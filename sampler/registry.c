@@ -1,0 +1,314 @@
+/* registry.c - the thread registry behind the suspend sampler (see registry.h).
+ *
+ * Entry life: FREE -> CLAIMED (being filled) -> LIVE -> DEAD (thread exited) -> FREE
+ * (registry_compact). The generation is bumped on every claim before any field is
+ * written, so a snapshot that raced with a reuse sees the generation move and drops the
+ * copy. All fields are atomics (relaxed) so the seqlock-style copy is race-free. */
+#include "registry.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "sample.h"
+#include "threads.h"
+
+enum { E_FREE = 0, E_CLAIMED, E_LIVE, E_DEAD };
+
+struct reg_entry {
+	_Atomic uint32_t state;
+	_Atomic uint32_t gen;
+	_Atomic pid_t tid;
+	_Atomic uintptr_t pthread;
+	_Atomic uintptr_t lo, hi;
+	_Atomic int slot;
+	_Atomic uint64_t reg_ns;
+	struct tc_park park;
+} __attribute__((aligned(64)));
+
+static struct reg_entry entries[REG_CAP];
+/* Entries [0, high) have been used at least once. Never lowered: lowering it races with
+ * a claim and would hide a live entry from snapshots; a scan of REG_CAP is ~1 us. */
+static _Atomic uint32_t high;
+
+static __thread struct reg_entry *self_entry SB_TLS;
+static __thread pid_t self_tid SB_TLS;
+
+#ifdef __APPLE__
+static pid_t reg_gettid(void)
+{
+	uint64_t id = 0;
+	pthread_threadid_np(NULL, &id);
+	return (pid_t)id;
+}
+
+static int reg_bounds_self(struct sb_stack_bounds *b)
+{
+	uintptr_t hi = (uintptr_t)pthread_get_stackaddr_np(pthread_self());
+	size_t size = pthread_get_stacksize_np(pthread_self());
+	if (hi == 0 || size == 0)
+		return -1;
+	b->lo = hi - size;
+	b->hi = hi;
+	return 0;
+}
+#else
+static pid_t reg_gettid(void)
+{
+	return sb_gettid();
+}
+
+static int reg_bounds_self(struct sb_stack_bounds *b)
+{
+	return sb_stack_bounds_self(b);
+}
+#endif
+
+static struct reg_entry *claim(void)
+{
+	for (uint32_t i = 0; i < REG_CAP; i++) {
+		uint32_t want = E_FREE;
+		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) != E_FREE)
+			continue;
+		if (!atomic_compare_exchange_strong(&entries[i].state, &want, E_CLAIMED))
+			continue;
+		uint32_t h = atomic_load(&high);
+		while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
+			;
+		return &entries[i];
+	}
+	return NULL;
+}
+
+int registry_add_self(void)
+{
+	pid_t tid = reg_gettid();
+	struct sb_stack_bounds b = { 0, 0 };
+	struct reg_entry *e;
+
+	if (self_entry && self_tid == tid &&
+	    atomic_load_explicit(&self_entry->state, memory_order_relaxed) == E_LIVE)
+		return 0;
+	/* Bounds come from the thread itself, now, never while it is stopped. A thread whose
+	 * bounds are unknown is still registered: its walks stop at the first frame. */
+	reg_bounds_self(&b);
+	e = claim();
+	if (!e) {
+		/* Full: recycle dead entries ourselves. Safe against an in-flight request: the
+		 * control block is never reinitialised and a parked thread reports its own
+		 * generation, which the sampler checks. */
+		registry_compact();
+		e = claim();
+	}
+	if (!e)
+		return -1;
+
+	uint32_t gen = atomic_fetch_add_explicit(&e->gen, 1, memory_order_relaxed) + 1;
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&e->tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&e->pthread, (uintptr_t)pthread_self(), memory_order_relaxed);
+	atomic_store_explicit(&e->lo, b.lo, memory_order_relaxed);
+	atomic_store_explicit(&e->hi, b.hi, memory_order_relaxed);
+	atomic_store_explicit(&e->slot, -1, memory_order_relaxed);
+	atomic_store_explicit(&e->reg_ns, sb_now_ns(), memory_order_relaxed);
+	tc_attach_self(&e->park, gen);
+	self_entry = e;
+	self_tid = tid;
+	atomic_store_explicit(&e->state, E_LIVE, memory_order_release);
+	return 0;
+}
+
+void registry_remove_self(void)
+{
+	struct reg_entry *e = self_entry;
+	uint32_t live = E_LIVE;
+
+	if (!e || self_tid != reg_gettid())
+		return;
+	atomic_compare_exchange_strong(&e->state, &live, E_DEAD);
+	/* self_entry and the tc_park binding stay: a rendezvous racing with the rest of the
+	 * exit path must find its control block. */
+}
+
+void registry_set_self_slot(int slot)
+{
+	if (self_entry && self_tid == reg_gettid())
+		atomic_store_explicit(&self_entry->slot, slot, memory_order_relaxed);
+}
+
+int registry_snapshot(struct reg_snap *out, int max)
+{
+	uint32_t h = atomic_load_explicit(&high, memory_order_acquire);
+	int n = 0;
+
+	for (uint32_t i = 0; i < h && n < max; i++) {
+		struct reg_entry *e = &entries[i];
+		struct reg_snap *s = &out[n];
+
+		if (atomic_load_explicit(&e->state, memory_order_acquire) != E_LIVE)
+			continue;
+		uint32_t gen = atomic_load_explicit(&e->gen, memory_order_acquire);
+		s->idx = i;
+		s->gen = gen;
+		s->tid = atomic_load_explicit(&e->tid, memory_order_relaxed);
+		s->pthread = (pthread_t)atomic_load_explicit(&e->pthread, memory_order_relaxed);
+		s->bounds.lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
+		s->bounds.hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
+		s->slot = atomic_load_explicit(&e->slot, memory_order_relaxed);
+		s->reg_ns = atomic_load_explicit(&e->reg_ns, memory_order_relaxed);
+		s->park = &e->park;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&e->gen, memory_order_relaxed) != gen ||
+		    atomic_load_explicit(&e->state, memory_order_relaxed) != E_LIVE)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+int registry_compact(void)
+{
+	uint32_t h = atomic_load_explicit(&high, memory_order_acquire);
+	int n = 0;
+
+	for (uint32_t i = 0; i < h; i++) {
+		uint32_t dead = E_DEAD;
+		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) == E_DEAD &&
+		    atomic_compare_exchange_strong(&entries[i].state, &dead, E_FREE))
+			n++;
+	}
+	return n;
+}
+
+static int count_state(uint32_t st)
+{
+	uint32_t h = atomic_load(&high);
+	int n = 0;
+
+	for (uint32_t i = 0; i < h; i++)
+		n += atomic_load_explicit(&entries[i].state, memory_order_relaxed) == st;
+	return n;
+}
+
+int registry_live(void)
+{
+	return count_state(E_LIVE);
+}
+
+int registry_dead(void)
+{
+	return count_state(E_DEAD);
+}
+
+/* In a fork() child only the forking thread exists, under a new tid: forget every entry
+ * and every open request, and let the thread register again. Runs single-threaded. */
+static void reg_atfork_child(void)
+{
+	for (uint32_t i = 0; i < REG_CAP; i++) {
+		struct tc_park *p = &entries[i].park;
+		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) != E_FREE)
+			atomic_store_explicit(&entries[i].state, E_DEAD, memory_order_relaxed);
+		atomic_store_explicit(&p->st, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->entered, 0, memory_order_relaxed);
+	}
+	self_entry = NULL;
+	self_tid = 0;
+}
+
+#ifdef __APPLE__
+int registry_pthread_create_raw(pthread_t *t, const pthread_attr_t *attr,
+				void *(*fn)(void *), void *arg)
+{
+	return pthread_create(t, attr, fn, arg);
+}
+
+__attribute__((constructor)) static void reg_init(void)
+{
+	pthread_atfork(NULL, NULL, reg_atfork_child);
+}
+#else
+/* --- Linux: interpose pthread_create ---
+ * Defined in the executable, this pthread_create is what every caller (libraries too)
+ * binds to; the real one (or a sanitizer's interceptor) is the next definition. */
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static _Atomic(create_fn) real_create;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+struct reg_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static create_fn resolve_create(void)
+{
+	create_fn f = atomic_load_explicit(&real_create, memory_order_acquire);
+	if (!f) {
+		void *sym = dlsym(RTLD_NEXT, "pthread_create");
+		__builtin_memcpy(&f, &sym, sizeof(f));
+		atomic_store_explicit(&real_create, f, memory_order_release);
+	}
+	return f;
+}
+
+/* pthread_exit() and cancellation skip the trampoline's return: the key's destructor
+ * catches them. */
+static void exit_dtor(void *v)
+{
+	(void)v;
+	registry_remove_self();
+}
+
+static void *trampoline(void *p)
+{
+	struct reg_start s = *(struct reg_start *)p;
+
+	free(p);
+	registry_add_self();
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, (void *)1);
+	void *ret = s.fn(s.arg);
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, NULL);
+	registry_remove_self();
+	return ret;
+}
+
+int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
+		   void *(*fn)(void *), void *restrict arg)
+{
+	create_fn real = resolve_create();
+	struct reg_start *s;
+	int rc;
+
+	if (!real)
+		return EAGAIN;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	rc = real(t, attr, trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
+
+int registry_pthread_create_raw(pthread_t *t, const pthread_attr_t *attr,
+				void *(*fn)(void *), void *arg)
+{
+	create_fn real = resolve_create();
+	return real ? real(t, attr, fn, arg) : EAGAIN;
+}
+
+__attribute__((constructor)) static void reg_init(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, exit_dtor) == 0;
+	pthread_atfork(NULL, NULL, reg_atfork_child);
+	resolve_create();
+}
+#endif

@@ -1,0 +1,106 @@
+/* thread_ctl.h - stop one thread, read its registers, let it go.
+ *
+ * Three primitives (suspend, get state, resume) with two backends:
+ *   thread_ctl_mach.c   Darwin: thread_suspend / thread_get_state / thread_resume.
+ *   thread_ctl_linux.c  Linux: a signal rendezvous. The sampler sends SIGRTMIN+k with
+ *                       tgkill; the handler saves the interrupted registers, acknowledges
+ *                       and parks on a futex until released (Firefox, Boehm GC, HotSpot).
+ *
+ * Suspend is split in two so one sampler can stop many threads at once: tc_request()
+ * starts stopping a thread and never blocks; tc_poll() says whether it is parked yet;
+ * tc_wait() sleeps until any requested thread parks. A thread that does not park by its
+ * deadline is given up with tc_cancel(), which never leaves it parked: a handler that
+ * runs after the sampler gave up sees a stale request number and returns at once.
+ *
+ * Every tc_poll()/tc_cancel() that returns TC_PARKED must be followed by tc_resume() on
+ * every path. Between them the target may hold any lock: no malloc, stdio or locks. */
+#ifndef SB_THREAD_CTL_H
+#define SB_THREAD_CTL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fpwalk.h"
+
+#define TC_TIMEOUT_NS 2000000ull /* give up on a thread that has not parked after 2 ms */
+
+/* Per-thread control block: one per registry entry, never freed, so a handler that runs
+ * late (or on a thread that is exiting) always finds valid memory. */
+struct tc_park {
+	_Atomic uint32_t st;      /* request number << 2 | phase (Linux) */
+	_Atomic uint32_t sent;    /* signals sent to the thread (sampler side) */
+	_Atomic uint32_t entered; /* handler invocations (target side) */
+	_Atomic uint32_t ident;   /* registry generation of the thread that parked */
+	_Atomic uint32_t port;    /* mach_port_t of the thread (Darwin) */
+	_Atomic uintptr_t pc, sp, fp, lr;
+	_Atomic uint64_t parked_ns; /* sb_now_ns() when it parked */
+	_Atomic uint64_t cpu_after; /* its CPU time as it left the rendezvous of exit_req */
+	_Atomic uint32_t exit_req;
+};
+
+/* The sampler's view of one stop request. */
+struct tc_target {
+	struct tc_park *park;
+	pid_t tid;
+	uint32_t ident;       /* registry generation the sampler expects to find parked */
+	uint32_t req;         /* request number, filled by tc_request() */
+	uint64_t req_ns;      /* sb_now_ns() just before the request */
+	uint64_t deadline_ns; /* give up after this */
+};
+
+enum tc_status {
+	TC_PARKED = 0, /* stopped: read its state, then tc_resume() */
+	TC_PENDING,    /* requested, not parked yet */
+	TC_GONE,       /* the thread exited */
+	TC_BUSY,       /* an earlier request is still undelivered (signal blocked): skipped */
+	TC_TIMEOUT,    /* given up */
+	TC_ERROR,
+};
+
+/* Installs the mechanism (Linux: the rendezvous handler for tc_signo()). Returns 0 or -1
+ * with errno. Pair with tc_fini(). */
+int tc_init(void);
+/* Removes the handler and discards signals still pending. Call with no request open. */
+void tc_fini(void);
+/* Real-time signal used by the rendezvous (Linux), 0 elsewhere. */
+int tc_signo(void);
+
+/* Binds the calling thread to its control block; called by the registry from the thread
+ * itself when it registers. ident is the registry generation of its entry. */
+void tc_attach_self(struct tc_park *p, uint32_t ident);
+
+/* Starts stopping t (t->park, tid, ident, deadline_ns set by the caller). Never blocks.
+ * Returns TC_PENDING, TC_GONE, TC_BUSY or TC_ERROR. */
+int tc_request(struct tc_target *t);
+/* TC_PARKED once t is stopped, TC_PENDING before, TC_GONE if it vanished (Darwin). */
+int tc_poll(struct tc_target *t);
+/* Gives up on t: TC_TIMEOUT, or TC_PARKED when it parked meanwhile (resume it). */
+int tc_cancel(struct tc_target *t);
+/* A counter that moves whenever some thread parks; read it before polling, then pass it
+ * to tc_wait(), which sleeps until it moves or until deadline_ns. */
+uint32_t tc_doorbell(void);
+void tc_wait(uint32_t seen, uint64_t deadline_ns);
+/* Reads the registers of parked t. Returns 0, or -1 when the thread that parked is not
+ * the one the sampler asked for (tid reused): resume it and skip. Async-signal-safe. */
+int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *parked_ns);
+/* Lets parked t run again. */
+void tc_resume(struct tc_target *t);
+
+/* CPU time thread (p, tid) has used, in ns, read from outside the thread without
+ * stopping it (Linux: its CPU-time clock made from the tid). Returns 0, or -1 when the
+ * thread is gone. */
+int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns);
+
+/* Idle skip: CPU time thread p had when it left the rendezvous of request req. On Linux
+ * serving a rendezvous costs the target CPU (wakeup, handler, sigreturn): a thread that
+ * did nothing else since has used at most TC_IDLE_SLACK_NS more. Returns 0, or -1 when
+ * unknown (Darwin: a suspended thread does not run). */
+int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns);
+#define TC_IDLE_SLACK_NS 20000ull
+
+/* EINTRs the rendezvous caused: handlers that interrupted a system call which will now
+ * fail with EINTR (despite SA_RESTART, e.g. nanosleep, poll). Since tc_init(). */
+uint64_t tc_eintr_caused(void);
+
+#endif

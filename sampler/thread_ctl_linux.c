@@ -1,0 +1,285 @@
+/* thread_ctl_linux.c - suspend / get state / resume on Linux: a signal rendezvous.
+ *
+ * Linux has no thread_suspend(). The sampler posts a request in the target's control
+ * block and sends SIGRTMIN+TC_SIG_OFFSET with tgkill(). The handler (in the target)
+ * copies the interrupted registers into the block, flips the request to PARKED, rings
+ * the doorbell (a futex the sampler may sleep on) and waits on its own futex until the
+ * sampler flips the request to RELEASED. Then it restores errno and returns.
+ *
+ * p->st holds request number << 2 | phase. Only the sampler creates requests, one at a
+ * time per thread, with a fresh number each. The handler parks only by a CAS from
+ * (req, REQUESTED) to (req, PARKED); the sampler gives up only by a CAS from
+ * (req, REQUESTED) to (req, IDLE). Exactly one wins, so a handler that runs after the
+ * sampler gave up finds no REQUESTED phase and returns at once: nothing parks forever. */
+#ifndef __APPLE__
+
+#include "thread_ctl.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "sample.h"
+#include "threads.h"
+
+#define TC_SIG_OFFSET 5 /* SIGRTMIN+5: clear of glibc's and the other samplers' signals */
+
+enum { PH_IDLE = 0, PH_REQUESTED = 1, PH_PARKED = 2, PH_RELEASED = 3 };
+
+#define ST(req, ph) (((req) << 2) | (ph))
+#define PHASE(st) ((st) & 3u)
+
+static __thread struct tc_park *self_park SB_TLS;
+static __thread uint32_t self_ident SB_TLS;
+
+static _Atomic uint32_t doorbell;      /* bumped by every park */
+static _Atomic uint32_t sampler_waits; /* the sampler sleeps on doorbell: wake it */
+static _Atomic uint32_t next_req;      /* request numbers (30 bits, never 0) */
+static _Atomic uint64_t eintr_caused;
+static struct sigaction old_action;
+static int installed;
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+int tc_signo(void)
+{
+	return SIGRTMIN + TC_SIG_OFFSET;
+}
+
+/* Did this signal interrupt a system call that will now return EINTR? The kernel has
+ * already chosen: it left -EINTR in the return register, just past the syscall
+ * instruction (a restarted call instead gets its pc moved back onto it). */
+static int interrupted_syscall(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (uc->uc_mcontext.gregs[REG_RAX] != -EINTR || (pc & 4095) < 2)
+		return 0;
+	const volatile unsigned char *ins = (const volatile unsigned char *)(pc - 2);
+	return ins[0] == 0x0f && ins[1] == 0x05; /* syscall */
+#elif defined(__aarch64__)
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.pc;
+	if ((long)uc->uc_mcontext.regs[0] != -EINTR || (pc & 4095) < 4)
+		return 0;
+	return *(const volatile uint32_t *)(pc - 4) == 0xd4000001u; /* svc #0 */
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* Async-signal-safe: atomics, futex(2), clock_gettime(2) only. */
+static void rendezvous(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct tc_park *p = self_park;
+	const ucontext_t *uc = ucv;
+	struct sb_regs r;
+
+	(void)sig;
+	(void)si;
+	if (interrupted_syscall(uc))
+		atomic_fetch_add_explicit(&eintr_caused, 1, memory_order_relaxed);
+	if (!p)
+		goto out;
+	atomic_fetch_add_explicit(&p->entered, 1, memory_order_relaxed);
+	regs_from_ucontext(uc, &r);
+
+	uint32_t s = atomic_load_explicit(&p->st, memory_order_acquire);
+	for (;;) {
+		if (PHASE(s) != PH_REQUESTED)
+			goto out; /* late, spurious, or given up: never park */
+		/* Written only while REQUESTED: the sampler reads them only after PARKED. */
+		atomic_store_explicit(&p->pc, r.pc, memory_order_relaxed);
+		atomic_store_explicit(&p->sp, r.sp, memory_order_relaxed);
+		atomic_store_explicit(&p->fp, r.fp, memory_order_relaxed);
+		atomic_store_explicit(&p->lr, r.lr, memory_order_relaxed);
+		atomic_store_explicit(&p->ident, self_ident, memory_order_relaxed);
+		atomic_store_explicit(&p->parked_ns, sb_now_ns(), memory_order_relaxed);
+		if (atomic_compare_exchange_weak(&p->st, &s, (s & ~3u) | PH_PARKED))
+			break;
+	}
+	uint32_t parked = (s & ~3u) | PH_PARKED;
+	atomic_fetch_add(&doorbell, 1);
+	if (atomic_load(&sampler_waits))
+		futex(&doorbell, FUTEX_WAKE, 1, NULL);
+	while (atomic_load_explicit(&p->st, memory_order_acquire) == parked)
+		futex(&p->st, FUTEX_WAIT, parked, NULL);
+	/* Released: not in the stopped window any more. */
+	atomic_store_explicit(&p->cpu_after, sb_thread_cpu_ns(), memory_order_relaxed);
+	atomic_store_explicit(&p->exit_req, parked >> 2, memory_order_release);
+out:
+	errno = saved_errno;
+}
+
+int tc_init(void)
+{
+	struct sigaction sa;
+
+	if (installed)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = rendezvous;
+	/* SA_RESTART: read(), write(), futex waits... resume after the rendezvous instead of
+	 * failing with EINTR. Calls the kernel never restarts (nanosleep, poll, epoll_wait)
+	 * still fail: those are counted. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&eintr_caused, 0);
+	if (sigaction(tc_signo(), &sa, &old_action) != 0)
+		return -1;
+	installed = 1;
+	return 0;
+}
+
+void tc_fini(void)
+{
+	struct sigaction ign;
+
+	if (!installed)
+		return;
+	/* SIG_IGN discards instances still pending in any thread (a request given up while
+	 * the target had the signal blocked); then the old action is safe to restore. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(tc_signo(), &ign, NULL);
+	sigaction(tc_signo(), &old_action, NULL);
+	installed = 0;
+}
+
+void tc_attach_self(struct tc_park *p, uint32_t ident)
+{
+	/* A previous owner of the block may have died with a signal undelivered: start
+	 * with nothing pending. */
+	atomic_store_explicit(&p->entered, atomic_load(&p->sent), memory_order_relaxed);
+	self_ident = ident;
+	self_park = p;
+}
+
+int tc_request(struct tc_target *t)
+{
+	struct tc_park *p = t->park;
+	uint32_t req;
+
+	/* An earlier signal has not been delivered yet (the thread blocks it, or has not run
+	 * since): it will serve this request when it arrives. Do not queue another one, and do
+	 * not wait for it either; RT signals queue, and a blocked thread would cost a full
+	 * timeout every tick. */
+	if ((int32_t)(atomic_load(&p->sent) - atomic_load(&p->entered)) > 0)
+		return TC_BUSY;
+	do
+		req = (atomic_fetch_add(&next_req, 1) + 1) & 0x3fffffffu;
+	while (req == 0);
+	t->req = req;
+	t->req_ns = sb_now_ns();
+	atomic_store_explicit(&p->st, ST(req, PH_REQUESTED), memory_order_release);
+	atomic_fetch_add(&p->sent, 1);
+	if (syscall(SYS_tgkill, getpid(), t->tid, tc_signo()) == 0)
+		return TC_PENDING;
+
+	int err = errno;
+	atomic_fetch_sub(&p->sent, 1);
+	uint32_t want = ST(req, PH_REQUESTED);
+	atomic_compare_exchange_strong(&p->st, &want, ST(req, PH_IDLE));
+	if (err == ESRCH)
+		return TC_GONE;
+	if (err == EAGAIN)
+		return TC_BUSY; /* the signal queue is full */
+	return TC_ERROR;
+}
+
+int tc_poll(struct tc_target *t)
+{
+	uint32_t s = atomic_load_explicit(&t->park->st, memory_order_acquire);
+	return s == ST(t->req, PH_PARKED) ? TC_PARKED : TC_PENDING;
+}
+
+int tc_cancel(struct tc_target *t)
+{
+	uint32_t want = ST(t->req, PH_REQUESTED);
+
+	if (atomic_compare_exchange_strong(&t->park->st, &want, ST(t->req, PH_IDLE)))
+		return TC_TIMEOUT;
+	return want == ST(t->req, PH_PARKED) ? TC_PARKED : TC_TIMEOUT;
+}
+
+uint32_t tc_doorbell(void)
+{
+	return atomic_load(&doorbell);
+}
+
+void tc_wait(uint32_t seen, uint64_t deadline_ns)
+{
+	uint64_t now = sb_now_ns();
+	struct timespec ts;
+
+	if (now >= deadline_ns)
+		return;
+	ts.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull);
+	ts.tv_nsec = (long)((deadline_ns - now) % 1000000000ull);
+	/* Announce the sleep before the kernel compares doorbell with seen: a handler that
+	 * parks after our last poll either sees sampler_waits set and wakes us, or bumped the
+	 * doorbell before this store, so FUTEX_WAIT returns at once. */
+	atomic_store(&sampler_waits, 1);
+	if (atomic_load(&doorbell) == seen)
+		futex(&doorbell, FUTEX_WAIT, seen, &ts);
+	atomic_store(&sampler_waits, 0);
+}
+
+int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *parked_ns)
+{
+	struct tc_park *p = t->park;
+
+	if (atomic_load_explicit(&p->ident, memory_order_relaxed) != t->ident)
+		return -1;
+	regs->pc = atomic_load_explicit(&p->pc, memory_order_relaxed);
+	regs->sp = atomic_load_explicit(&p->sp, memory_order_relaxed);
+	regs->fp = atomic_load_explicit(&p->fp, memory_order_relaxed);
+	regs->lr = atomic_load_explicit(&p->lr, memory_order_relaxed);
+	*parked_ns = atomic_load_explicit(&p->parked_ns, memory_order_relaxed);
+	return 0;
+}
+
+void tc_resume(struct tc_target *t)
+{
+	atomic_store_explicit(&t->park->st, ST(t->req, PH_RELEASED), memory_order_release);
+	futex(&t->park->st, FUTEX_WAKE, 1, NULL);
+}
+
+int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns)
+{
+	/* glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): works for any thread of this
+	 * process without holding a pthread_t that may already be freed. */
+	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6);
+	struct timespec ts;
+
+	(void)p;
+	if (clock_gettime(clk, &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns)
+{
+	if (atomic_load_explicit(&p->exit_req, memory_order_acquire) != req)
+		return -1;
+	*ns = atomic_load_explicit(&p->cpu_after, memory_order_relaxed);
+	return 0;
+}
+
+uint64_t tc_eintr_caused(void)
+{
+	return atomic_load(&eintr_caused);
+}
+
+#endif

@@ -1,0 +1,424 @@
+/* test_mach.c - the `mach` sampler in-process: every workload thread is sampled with its
+ * own leaf, suspend/resume stays balanced through thread churn at 1000 Hz, a thread that
+ * blocks the rendezvous signal is skipped within the timeout, a late handler never parks,
+ * idle skip reuses stacks, and the EINTRs the rendezvous causes are counted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sampler/registry.h"
+#include "../sampler/sampler.h"
+#include "../sampler/thread_ctl.h"
+#include "../sampler/threads.h"
+#include "../workloads/workload.h"
+
+extern const struct sampler sampler_mach;
+
+#define NTHREADS 4
+
+static struct sb_sink *sink;
+static _Atomic int stop_work;
+
+static int setup(void **state)
+{
+	(void)state;
+	sink = sink_create(1 << 16, 1 << 20);
+	return sink ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sink_destroy(sink);
+	return 0;
+}
+
+static void sink_reset(void)
+{
+	atomic_store(&sink->nsamples, 0);
+	atomic_store(&sink->nframes, 0);
+	atomic_store(&sink->dropped, 0);
+}
+
+static double stat(const char *name)
+{
+	struct sb_stat st[SB_MAX_STATS];
+	int n = sampler_mach.stats(st, SB_MAX_STATS);
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	fail_msg("no stat %s", name);
+	return NAN;
+}
+
+static void start_mach(double hz, int idle_skip)
+{
+	struct sb_config cfg = {
+		.hz = hz,
+		.threads = NTHREADS,
+		.duration_s = 1,
+		.max_depth = SB_MAX_FRAMES,
+		.idle_skip = idle_skip,
+		.rt_priority = false, /* tests must not depend on privileges */
+	};
+	sink_reset();
+	sb_active_sampler = &sampler_mach;
+	assert_int_equal(sampler_mach.start(&cfg, sink), 0);
+}
+
+static void stop_mach(void)
+{
+	assert_int_equal(sampler_mach.stop(), 0);
+	sb_active_sampler = NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+struct worker {
+	pthread_t t;
+	int index;
+	int block_signal;
+	_Atomic pid_t tid;
+	uint64_t units;
+};
+
+/* A workload thread: announces itself, then spins in its slot-unique leaf. */
+static void *spin(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->block_signal) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, tc_signo());
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	while (!atomic_load_explicit(&stop_work, memory_order_relaxed)) {
+		wl_slot_work(w->index, 42, 2000);
+		w->units++;
+	}
+	sb_thread_end();
+	return NULL;
+}
+
+static void run_workers(struct worker *w, int n, long ms)
+{
+	atomic_store(&stop_work, 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&w[i].t, NULL, spin, &w[i]), 0);
+	sleep_ms(ms);
+	atomic_store(&stop_work, 1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+}
+
+static void test_samples_every_thread(void **state)
+{
+	(void)state;
+	struct worker w[NTHREADS] = { 0 };
+	size_t per[NTHREADS] = { 0 }, leaf_ok[NTHREADS] = { 0 };
+
+	for (int i = 0; i < NTHREADS; i++)
+		w[i].index = i;
+	start_mach(200, 0);
+	run_workers(w, NTHREADS, 600);
+	stop_mach();
+
+	size_t n = sink_count(sink);
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		assert_true(s->thread_index >= -1 && s->thread_index < NTHREADS);
+		if (s->thread_index < 0)
+			continue;
+		const struct worker *wk = &w[s->thread_index];
+		assert_int_equal(s->tid, atomic_load(&wk->tid));
+		assert_true(s->depth >= 1);
+		assert_true(s->stop_latency_ns >= 0 && s->suspend_window_ns >= s->stop_latency_ns);
+		assert_false(s->flags & SB_SAMPLE_REUSED);
+		per[s->thread_index]++;
+		/* The registers are the target's own: its leaf names its slot. */
+		if (wl_slot_of_pc(sink->frames[s->frame_offset]) == s->thread_index)
+			leaf_ok[s->thread_index]++;
+	}
+	print_message("samples %zu: %zu %zu %zu %zu, ticks %.0f/%.0f, timeouts %.0f\n", n,
+		      per[0], per[1], per[2], per[3], stat("ticks_done"), stat("ticks_planned"),
+		      stat("timeouts"));
+	for (int i = 0; i < NTHREADS; i++) {
+		/* ~120 ticks: wide bounds for a loaded 2-core VM (timeouts skip threads). */
+		assert_true(per[i] >= 3);
+		assert_true(leaf_ok[i] * 2 >= per[i]);
+	}
+	assert_true(stat("ticks_done") >= 10);
+	assert_true(stat("ticks_done") <= stat("ticks_planned") + 1);
+	assert_true(stat("samples_captured") >= (double)(per[0] + per[1] + per[2] + per[3]));
+	assert_true(stat("max_suspend_ns") > 0);
+	assert_true(stat("suspend_time_ns") >= stat("max_suspend_ns"));
+	assert_true(stat("sampler_cpu_ns") > 0);
+	assert_int_equal(stat("suspends_saved"), 0);
+	assert_int_equal(stat("sched_fifo_priority"), 0);
+}
+
+/* A thread that blocks the signal never parks: the first request times out, later ones
+ * are skipped at once (the first signal is still pending), and the others are sampled. */
+static void test_blocked_signal_skipped(void **state)
+{
+	(void)state;
+	struct worker w[2] = { { .index = 0, .block_signal = 1 }, { .index = 1 } };
+	size_t per[2] = { 0 };
+
+	start_mach(100, 0);
+	uint64_t t0 = sb_now_ns();
+	run_workers(w, 2, 300);
+	stop_mach();
+	uint64_t took = sb_now_ns() - t0;
+
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		int k = sink->samples[i].thread_index;
+		if (k >= 0)
+			per[k]++;
+	}
+	print_message("blocked %zu, free %zu, timeouts %.0f, ticks %.0f\n", per[0], per[1],
+		      stat("timeouts"), stat("ticks_done"));
+	assert_int_equal(per[0], 0);
+	assert_true(per[1] >= 5);
+	assert_true(stat("timeouts") >= 1);
+	assert_true(stat("ticks_done") >= 5);
+	assert_true(took < 5000000000ull); /* no hang */
+}
+
+/* The late-handler case directly: request, give up, then let the signal in. The handler
+ * must see the stale request and return, never park. */
+static void *blocked_then_free(void *arg)
+{
+	struct worker *w = arg;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, tc_signo());
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	atomic_store(&w->tid, sb_gettid());
+	while (!atomic_load(&stop_work))
+		sleep_ms(1);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* the late signal runs here */
+	w->units = 1;
+	return NULL;
+}
+
+static void test_late_handler_returns(void **state)
+{
+	(void)state;
+	struct worker w = { 0 };
+	int n;
+
+	atomic_store(&stop_work, 0);
+	assert_int_equal(tc_init(), 0);
+	assert_int_equal(pthread_create(&w.t, NULL, blocked_then_free, &w), 0);
+	while (atomic_load(&w.tid) == 0)
+		sleep_ms(1);
+	static struct reg_snap snap[REG_CAP];
+	n = registry_snapshot(snap, REG_CAP);
+	const struct reg_snap *e = NULL;
+	for (int i = 0; i < n; i++)
+		if (snap[i].tid == atomic_load(&w.tid))
+			e = &snap[i];
+	assert_non_null(e);
+
+	struct tc_target t = { .park = e->park, .tid = e->tid, .ident = e->gen };
+	assert_int_equal(tc_request(&t), TC_PENDING);
+	sleep_ms(5);
+	assert_int_equal(tc_poll(&t), TC_PENDING);
+	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
+	/* The signal is still pending: a new request is refused rather than queued. */
+	struct tc_target t2 = t;
+	assert_int_equal(tc_request(&t2), TC_BUSY);
+
+	atomic_store(&stop_work, 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0); /* would hang if it parked */
+	assert_int_equal(w.units, 1);
+	tc_fini();
+}
+
+/* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
+ * thread finishes (none left parked), skips are counted, nothing hangs. */
+static _Atomic int churn_left;
+
+static void *short_lived(void *arg)
+{
+	intptr_t slot = (intptr_t)arg;
+	sb_thread_begin((int)slot);
+	wl_slot_work((int)slot, 7, 20000);
+	sb_thread_end();
+	return NULL;
+}
+
+static void *churner(void *arg)
+{
+	intptr_t slot = (intptr_t)arg;
+	while (atomic_fetch_sub(&churn_left, 1) > 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, short_lived, (void *)slot) != 0)
+			return (void *)1;
+		if (pthread_join(t, NULL) != 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_churn_balanced(void **state)
+{
+	(void)state;
+	pthread_t c[4];
+
+	atomic_store(&churn_left, 2000);
+	start_mach(1000, 0);
+	for (intptr_t i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&c[i], NULL, churner, (void *)i), 0);
+	for (int i = 0; i < 4; i++) {
+		void *ret = (void *)1;
+		assert_int_equal(pthread_join(c[i], &ret), 0);
+		assert_null(ret);
+	}
+	stop_mach();
+	print_message("churn: samples %.0f, skipped %.0f, timeouts %.0f, ticks %.0f/%.0f\n",
+		      stat("samples_captured"), stat("threads_skipped"), stat("timeouts"),
+		      stat("ticks_done"), stat("ticks_planned"));
+	assert_true(atomic_load(&churn_left) <= 0);
+	assert_true(stat("ticks_done") >= 1);
+	assert_true(stat("samples_captured") >= 1);
+	/* After stop nothing is registered but this thread, and no one is parked: the
+	 * process (and this test) can exit. */
+	registry_compact();
+	assert_int_equal(registry_dead(), 0);
+}
+
+/* Idle threads are not stopped: their previous stack is reused. */
+static void *idle_thread(void *arg)
+{
+	struct worker *w = arg;
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	wl_slot_work(w->index, 1, 200000); /* run a bit so there is a first stack */
+	while (!atomic_load(&stop_work))
+		sleep_ms(50);
+	sb_thread_end();
+	return NULL;
+}
+
+static void test_idle_skip(void **state)
+{
+	(void)state;
+	struct worker w = { .index = 3 };
+	size_t reused = 0, total = 0;
+
+	atomic_store(&stop_work, 0);
+	start_mach(200, 1);
+	assert_int_equal(pthread_create(&w.t, NULL, idle_thread, &w), 0);
+	sleep_ms(300);
+	atomic_store(&stop_work, 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	stop_mach();
+
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		if (s->thread_index != 3)
+			continue;
+		total++;
+		if (s->flags & SB_SAMPLE_REUSED) {
+			reused++;
+			assert_false(s->flags & SB_SAMPLE_RAN);
+			assert_true(s->weight_ns == 0);
+			assert_true(s->suspend_window_ns == 0);
+			assert_true(s->depth >= 1);
+		}
+	}
+	print_message("idle: %zu samples, %zu reused, saved %.0f\n", total, reused,
+		      stat("suspends_saved"));
+	assert_true(total >= 10);
+	assert_true(reused * 2 >= total); /* it sleeps 50 ms at a time at 200 Hz */
+	assert_true(stat("suspends_saved") >= (double)reused);
+}
+
+/* nanosleep() fails with EINTR when a handler runs, SA_RESTART or not: the sampler's
+ * count must cover what the thread saw. */
+static _Atomic int eintr_seen;
+
+static void *sleeper(void *arg)
+{
+	struct worker *w = arg;
+	sb_thread_begin(w->index);
+	while (!atomic_load(&stop_work)) {
+		struct timespec ts = { 0, 20000000L };
+		if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
+			atomic_fetch_add(&eintr_seen, 1);
+	}
+	sb_thread_end();
+	return NULL;
+}
+
+static void test_eintr_counted(void **state)
+{
+	(void)state;
+	struct worker w = { .index = 0 };
+
+	atomic_store(&stop_work, 0);
+	atomic_store(&eintr_seen, 0);
+	start_mach(100, 0);
+	assert_int_equal(pthread_create(&w.t, NULL, sleeper, &w), 0);
+	sleep_ms(300);
+	atomic_store(&stop_work, 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	stop_mach();
+	print_message("eintr: thread saw %d, sampler counted %.0f\n", atomic_load(&eintr_seen),
+		      stat("eintr_caused"));
+	assert_true(atomic_load(&eintr_seen) >= 3);
+	assert_true(stat("eintr_caused") >= atomic_load(&eintr_seen));
+}
+
+static void test_bad_config(void **state)
+{
+	(void)state;
+	struct sb_config cfg = { .hz = 0 };
+
+	assert_int_equal(sampler_mach.start(&cfg, sink), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(sampler_mach.stop(), -1);
+	cfg.hz = 100;
+	assert_int_equal(sampler_mach.start(&cfg, sink), 0);
+	assert_int_equal(sampler_mach.start(&cfg, sink), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(sampler_mach.stop(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_every_thread),
+		cmocka_unit_test(test_blocked_signal_skipped),
+		cmocka_unit_test(test_late_handler_returns),
+		cmocka_unit_test(test_churn_balanced),
+		cmocka_unit_test(test_idle_skip),
+		cmocka_unit_test(test_eintr_counted),
+		cmocka_unit_test(test_bad_config),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,199 @@
+/* test_registry.c - sampler/registry.c: registration through the pthread_create wrapper,
+ * exit by return and by pthread_exit, compaction, and lock-free snapshots while threads
+ * churn (run under SANITIZE=thread and SANITIZE=address,undefined too). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../sampler/registry.h"
+#include "../sampler/threads.h"
+
+#define CHURN_THREADS 8
+#define CHURN_CYCLES 10000
+
+static struct reg_snap snap[REG_CAP];
+
+/* Snapshot entry of tid, or NULL. */
+static const struct reg_snap *find_tid(int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (snap[i].tid == tid)
+			return &snap[i];
+	return NULL;
+}
+
+struct gate {
+	_Atomic pid_t tid;
+	_Atomic int release;
+	int use_exit;
+};
+
+static void *gated(void *arg)
+{
+	struct gate *g = arg;
+
+	atomic_store(&g->tid, sb_gettid());
+	while (!atomic_load(&g->release))
+		usleep(1000);
+	if (g->use_exit)
+		pthread_exit(NULL);
+	return NULL;
+}
+
+static void check_lifecycle(int use_exit)
+{
+	struct gate g = { .use_exit = use_exit };
+	pthread_t t;
+	int n;
+
+	assert_int_equal(pthread_create(&t, NULL, gated, &g), 0);
+	while (atomic_load(&g.tid) == 0)
+		usleep(100);
+
+	/* Registered by the wrapper, from the thread itself, with its own stack bounds. */
+	n = registry_snapshot(snap, REG_CAP);
+	const struct reg_snap *e = find_tid(n, atomic_load(&g.tid));
+	assert_non_null(e);
+	assert_true(e->bounds.lo != 0 && e->bounds.lo < e->bounds.hi);
+	assert_true(pthread_equal(e->pthread, t));
+	assert_int_equal(e->slot, -1);
+	assert_non_null(e->park);
+	/* The test thread's own stack is not the new thread's. */
+	uintptr_t here = (uintptr_t)&n;
+	assert_false(here >= e->bounds.lo && here < e->bounds.hi);
+
+	atomic_store(&g.release, 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+
+	/* Exit marked it dead: gone from snapshots, still there until compaction. */
+	n = registry_snapshot(snap, REG_CAP);
+	assert_null(find_tid(n, atomic_load(&g.tid)));
+	assert_true(registry_dead() >= 1);
+	assert_true(registry_compact() >= 1);
+	assert_int_equal(registry_dead(), 0);
+}
+
+static void test_lifecycle_return(void **state)
+{
+	(void)state;
+	check_lifecycle(0);
+}
+
+static void test_lifecycle_pthread_exit(void **state)
+{
+	(void)state;
+	check_lifecycle(1);
+}
+
+static void test_add_remove_self(void **state)
+{
+	(void)state;
+	assert_int_equal(registry_add_self(), 0);
+	int live = registry_live();
+	assert_int_equal(registry_add_self(), 0); /* idempotent */
+	assert_int_equal(registry_live(), live);
+	int n = registry_snapshot(snap, REG_CAP);
+	const struct reg_snap *e = find_tid(n, sb_gettid());
+	assert_non_null(e);
+	registry_set_self_slot(7);
+	n = registry_snapshot(snap, REG_CAP);
+	e = find_tid(n, sb_gettid());
+	assert_non_null(e);
+	assert_int_equal(e->slot, 7);
+	uintptr_t here = (uintptr_t)&n;
+	assert_true(here >= e->bounds.lo && here < e->bounds.hi);
+
+	uint32_t gen = e->gen;
+	registry_remove_self();
+	n = registry_snapshot(snap, REG_CAP);
+	assert_null(find_tid(n, sb_gettid()));
+	assert_true(registry_compact() >= 1);
+
+	/* Registering again gives a new generation: a stale (idx, gen) never matches. */
+	assert_int_equal(registry_add_self(), 0);
+	n = registry_snapshot(snap, REG_CAP);
+	e = find_tid(n, sb_gettid());
+	assert_non_null(e);
+	assert_true(e->gen != gen);
+	assert_int_equal(e->slot, -1);
+}
+
+static _Atomic int churn_left = CHURN_CYCLES;
+static _Atomic int churn_done;
+
+static void *tiny(void *arg)
+{
+	(void)arg;
+	if (sb_gettid() & 1)
+		pthread_exit(NULL);
+	return NULL;
+}
+
+static void *churner(void *arg)
+{
+	(void)arg;
+	while (atomic_fetch_sub(&churn_left, 1) > 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, tiny, NULL) != 0)
+			abort();
+		pthread_join(t, NULL);
+	}
+	atomic_fetch_add(&churn_done, 1);
+	return NULL;
+}
+
+/* 8 threads churn through 10,000 create/exit cycles while this thread snapshots and
+ * compacts: every snapshot must hold only consistent, live-looking entries. */
+static void test_snapshot_during_churn(void **state)
+{
+	(void)state;
+	pthread_t t[CHURN_THREADS];
+	long snaps = 0, seen = 0;
+
+	registry_compact();
+	int base = registry_live();
+	for (int i = 0; i < CHURN_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, churner, NULL), 0);
+	while (atomic_load(&churn_done) < CHURN_THREADS) {
+		int n = registry_snapshot(snap, REG_CAP);
+		assert_true(n <= REG_CAP);
+		for (int i = 0; i < n; i++) {
+			assert_true(snap[i].idx < REG_CAP);
+			assert_true(snap[i].gen != 0);
+			assert_true(snap[i].tid > 0);
+			assert_true(snap[i].bounds.lo < snap[i].bounds.hi);
+			for (int j = i + 1; j < n; j++)
+				assert_true(snap[i].tid != snap[j].tid || snap[i].gen != snap[j].gen);
+		}
+		seen += n;
+		snaps++;
+		if (snaps % 4 == 0)
+			registry_compact();
+	}
+	for (int i = 0; i < CHURN_THREADS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	registry_compact();
+	assert_true(snaps > 0);
+	assert_true(seen >= snaps); /* at least this thread's churners were seen */
+	assert_int_equal(registry_live(), base);
+	assert_int_equal(registry_dead(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lifecycle_return),
+		cmocka_unit_test(test_lifecycle_pthread_exit),
+		cmocka_unit_test(test_add_remove_self),
+		cmocka_unit_test(test_snapshot_during_churn),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

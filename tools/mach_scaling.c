@@ -1,0 +1,124 @@
+/* mach_scaling.c - per-tick cost of the `mach` sampler for 1..64 busy threads.
+ *
+ * Not part of the build (the lead owns the Makefile); build by hand after `make`:
+ *   cc -O2 -g -fno-omit-frame-pointer -pthread -rdynamic -I. -o build/mach_scaling \
+ *      tools/mach_scaling.c -Wl,--whole-archive build/libsampbench.a -Wl,--no-whole-archive \
+ *      $(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) \
+ *      -lhdf5_hl -ldl -lrt -lm
+ *   build/mach_scaling [--hz F] [--seconds S] [--idle] [--no-rt] [N...]
+ *
+ * For each N it spins N threads in their slot leaves, samples them for S seconds and
+ * prints one row: ticks done/planned, timeouts, stop latency and suspend window
+ * percentiles, the sampler's CPU per tick and per thread-sample, and its CPU share. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/metrics.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
+#include "workloads/workload.h"
+
+extern const struct sampler sampler_mach;
+
+static _Atomic int stop_work;
+
+static void *spin(void *arg)
+{
+	int index = (int)(intptr_t)arg;
+	sb_thread_begin(index < SB_MAX_THREADS ? index : -1);
+	while (!atomic_load_explicit(&stop_work, memory_order_relaxed))
+		wl_slot_work(index, 42, 2000);
+	sb_thread_end();
+	return NULL;
+}
+
+static double stat(const char *name)
+{
+	struct sb_stat st[SB_MAX_STATS];
+	int n = sampler_mach.stats(st, SB_MAX_STATS);
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	return NAN;
+}
+
+int main(int argc, char **argv)
+{
+	double hz = 100, seconds = 2;
+	int idle = 0, rt = 1, ns[16], nn = 0;
+	static const int def[] = { 1, 2, 4, 8, 16, 32, 64 };
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--hz") && i + 1 < argc)
+			hz = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--idle"))
+			idle = 1;
+		else if (!strcmp(argv[i], "--no-rt"))
+			rt = 0;
+		else if (nn < 16)
+			ns[nn++] = atoi(argv[i]);
+	}
+	if (nn == 0)
+		for (nn = 0; nn < 7; nn++)
+			ns[nn] = def[nn];
+
+	struct sb_sink *sink = sink_create(1 << 20, 1 << 24);
+	double *v = malloc(sizeof(double) << 20);
+	if (!sink || !v) {
+		fprintf(stderr, "mach_scaling: out of memory\n");
+		return 1;
+	}
+	printf("%4s %6s %6s %8s %8s %8s %8s %8s %9s %9s %7s\n", "thr", "ticks", "planned",
+	       "timeouts", "stop50us", "stop99us", "win50us", "win99us", "cpu/tick", "us/thread",
+	       "cpu%");
+	for (int k = 0; k < nn; k++) {
+		int n = ns[k];
+		pthread_t t[256];
+		struct sb_config cfg = { .hz = hz, .threads = n, .duration_s = seconds,
+					 .max_depth = SB_MAX_FRAMES, .idle_skip = idle,
+					 .rt_priority = rt };
+		atomic_store(&sink->nsamples, 0);
+		atomic_store(&sink->nframes, 0);
+		atomic_store(&stop_work, 0);
+		sb_active_sampler = &sampler_mach;
+		for (int i = 0; i < n && i < 256; i++)
+			pthread_create(&t[i], NULL, spin, (void *)(intptr_t)i);
+		if (sampler_mach.start(&cfg, sink) != 0) {
+			perror("mach_scaling: cannot start sampler");
+			return 1;
+		}
+		struct timespec d = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+		while (nanosleep(&d, &d) != 0) /* the rendezvous interrupts it: EINTR */
+			;
+		sampler_mach.stop();
+		atomic_store(&stop_work, 1);
+		for (int i = 0; i < n && i < 256; i++)
+			pthread_join(t[i], NULL);
+
+		size_t cnt = sink_count(sink), m = 0;
+		for (size_t i = 0; i < cnt; i++)
+			if (sink->samples[i].thread_index >= 0 || n > SB_MAX_THREADS)
+				v[m++] = sink->samples[i].stop_latency_ns;
+		double s50 = quantile(v, m, 0.5), s99 = quantile(v, m, 0.99);
+		m = 0;
+		for (size_t i = 0; i < cnt; i++)
+			if (sink->samples[i].thread_index >= 0 || n > SB_MAX_THREADS)
+				v[m++] = sink->samples[i].suspend_window_ns;
+		double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
+		double ticks = stat("ticks_done"), cpu = stat("sampler_cpu_ns");
+		double per_tick = cpu / ticks;
+		printf("%4d %6.0f %6.0f %8.0f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f\n", n, ticks,
+		       stat("ticks_planned"), stat("timeouts"), s50 / 1e3, s99 / 1e3, w50 / 1e3,
+		       w99 / 1e3, per_tick / 1e3, per_tick / 1e3 / (n + 1),
+		       100.0 * cpu / (seconds * 1e9));
+		fflush(stdout);
+	}
+	return 0;
+}
