@@ -52,7 +52,6 @@
 
 #define PT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define PT_MAX_TRACED 4096          /* threads traced at once */
-#define PT_STOP_TIMEOUT_NS 200000000ull   /* a thread that does not stop in 200 ms is skipped */
 #define PT_ATTACH_TIMEOUT_MS 5000
 #define PT_EXIT_TIMEOUT_MS 5000
 #define PT_DETACH_TIMEOUT_NS 1000000000ull
@@ -72,7 +71,8 @@ struct pt_shared {
 	_Atomic uint32_t nreg;
 	_Atomic int rt;
 	_Atomic uint64_t ticks, samples, stop_failures, exits, clones, attached, walk_errors,
-		dropped, reg_overflow, signals_reinjected, group_stops, detached, ticks_late;
+		dropped, reg_overflow, signals_reinjected, group_stops, detached, ticks_late,
+		skipped_pending;
 	struct pt_reg reg[PT_MAX_REG];
 };
 
@@ -236,8 +236,8 @@ static void pt_handle(pid_t tid, int status, int detach)
 				return;
 			break; /* cannot listen: resume rather than leave it stopped */
 		}
-		/* SIGTRAP: a stale interrupt (its tick gave up), a new thread's first stop or
-		 * the end of a group stop. */
+		/* SIGTRAP: a new thread's first stop, the end of a group stop, or (detaching)
+		 * one of our interrupts. */
 		if (t) {
 			t->interrupt_pending = 0;
 			t->group_stopped = 0;
@@ -330,7 +330,7 @@ static int pt_read(void *ctx, uintptr_t addr, uintptr_t out[2])
 
 static struct pt_reader pt_rd;
 
-/* Asks t to stop (the stop itself is collected by pt_collect_tick). The schedstat read
+/* Asks t to stop (the stop itself is collected by pt_reap_sample). The schedstat read
  * happens here, before the request, outside the stopped window. Returns 0 or -1. */
 static int pt_request(struct pt_thread *t)
 {
@@ -396,46 +396,24 @@ static void pt_take(struct pt_thread *t, uint32_t max_depth, struct sb_sink *sin
 		pt_remove(tid);
 }
 
-/* Collects the stops requested this tick, in the order the threads reach them: a thread
- * that is runnable but off-CPU only stops once it is scheduled, so waiting for each in
- * turn would add up those delays. Every thread is resumed as soon as it was sampled.
- * Threads that did not stop by the deadline count as stop failures and keep their request
- * pending; pt_handle resumes them, unsampled, when the stop arrives. */
-static void pt_collect_tick(int pending, uint64_t tick_ns, uint32_t max_depth,
-			    struct sb_sink *sink)
+/* Reaps every pending wait status without blocking: the interrupt stop of a thread we
+ * asked to stop is sampled and resumed at once; anything else goes to pt_handle. Threads
+ * reach their stops in any order (a runnable thread that is off-CPU stops only once it is
+ * scheduled), so stops are never awaited one by one. */
+static void pt_reap_sample(uint32_t max_depth, struct sb_sink *sink)
 {
-	uint64_t t0 = sb_now_ns();
-	while (pending > 0 && !pt_quit) {
+	for (;;) {
 		int status;
 		pid_t w = waitpid(-1, &status, WNOHANG | __WALL);
-		if (w > 0) {
-			struct pt_thread *t = pt_find(w);
-			int was_pending = t && t->interrupt_pending && t->req_ns >= tick_ns;
-			if (was_pending && WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP &&
-			    WSTOPSIG(status) == SIGTRAP) {
-				pt_take(t, max_depth, sink);
-				pending--;
-				continue;
-			}
-			/* Anything else, including a late stop requested by an earlier tick (counted
-			 * as a stop failure then, resumed unsampled now). */
+		if (w <= 0)
+			return;
+		struct pt_thread *t = pt_find(w);
+		if (t && t->interrupt_pending && WIFSTOPPED(status) &&
+		    (status >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(status) == SIGTRAP)
+			pt_take(t, max_depth, sink);
+		else
 			pt_handle(w, status, 0);
-			t = pt_find(w);
-			/* exited, or job control holds it: no sample this tick */
-			if (was_pending && (!t || t->group_stopped))
-				pending--;
-			continue;
-		}
-		if (w < 0 && errno == ECHILD)
-			break; /* nothing traced any more */
-		uint64_t now = sb_now_ns();
-		if (now - t0 >= PT_STOP_TIMEOUT_NS)
-			break;
-		pt_sleep(-1, PT_STOP_TIMEOUT_NS - (now - t0));
 	}
-	for (int i = 0; i < pt_nthreads; i++)
-		if (pt_threads[i].interrupt_pending && pt_threads[i].req_ns >= tick_ns)
-			pt_count(&pt_sh->stop_failures);
 }
 
 /* Seizes every thread of the target until a pass finds none new (threads may be created
@@ -550,33 +528,33 @@ static void pt_tracer_main(const struct sb_config *cfg, struct sb_sink *sink, in
 	uint64_t next = sb_now_ns() + period;
 	while (!pt_quit) {
 		uint64_t now = sb_now_ns();
-		if (now < next) {
-			if (pt_sleep(stop_rd, next - now))
-				break;
-			pt_reap(0);
-			continue;
+		if (now >= next) {
+			pt_count(&pt_sh->ticks);
+			for (int i = 0; i < pt_nthreads && !pt_quit; i++) {
+				struct pt_thread *t = &pt_threads[i];
+				if (t->group_stopped)
+					continue;
+				if (t->reg < 0 || pt_sh->reg[t->reg].tid != t->tid)
+					t->reg = pt_lookup_reg(t->tid);
+				if (t->reg < 0)
+					continue; /* not a workload thread (or not registered yet) */
+				if (t->interrupt_pending) {
+					/* still on its way to the previous tick's stop */
+					pt_count(&pt_sh->skipped_pending);
+					continue;
+				}
+				pt_request(t);
+			}
+			next += period;
+			now = sb_now_ns();
+			if (next < now) { /* fell behind: skip missed ticks rather than burst */
+				pt_count(&pt_sh->ticks_late);
+				next = now + period;
+			}
 		}
-		pt_count(&pt_sh->ticks);
-		int pending = 0;
-		uint64_t tick_ns = sb_now_ns();
-		for (int i = 0; i < pt_nthreads && !pt_quit; i++) {
-			struct pt_thread *t = &pt_threads[i];
-			if (t->group_stopped || t->interrupt_pending)
-				continue;
-			if (t->reg < 0 || pt_sh->reg[t->reg].tid != t->tid)
-				t->reg = pt_lookup_reg(t->tid);
-			if (t->reg < 0)
-				continue; /* not a workload thread (or not registered yet) */
-			pending += pt_request(t) == 0;
-		}
-		pt_collect_tick(pending, tick_ns, max_depth, sink);
-		pt_reap(0);
-		next += period;
-		now = sb_now_ns();
-		if (next < now) { /* fell behind: skip the missed ticks rather than burst */
-			pt_count(&pt_sh->ticks_late);
-			next = now + period;
-		}
+		if (pt_sleep(stop_rd, next - now))
+			break;
+		pt_reap_sample(max_depth, sink);
 	}
 cleanup:
 	pt_detach_all();
@@ -738,6 +716,7 @@ static int pt_stats(struct sb_stat *out, int max)
 		{ "signals_reinjected", (double)atomic_load(&pt_sh->signals_reinjected) },
 		{ "group_stops", (double)atomic_load(&pt_sh->group_stops) },
 		{ "ticks_late", (double)atomic_load(&pt_sh->ticks_late) },
+		{ "skipped_pending", (double)atomic_load(&pt_sh->skipped_pending) },
 		{ "registrations_lost", (double)atomic_load(&pt_sh->reg_overflow) },
 		{ "sampler_cpu_ns", pt_sampler_cpu_ns },
 		{ "sampler_rt", (double)atomic_load(&pt_sh->rt) },

@@ -138,7 +138,7 @@ static void test_churn_followed(void **state)
 	assert_true(nseen >= CHURN_WAVES * CHURN_THREADS * 8 / 10);
 	assert_true(run_stat(&r, "clones_followed") >= CHURN_WAVES * CHURN_THREADS);
 	assert_true(run_stat(&r, "exits_followed") >= CHURN_WAVES * CHURN_THREADS);
-	assert_true(run_stat(&r, "threads_attached") == 1);
+	assert_true(run_stat(&r, "threads_attached") >= 1); /* the runner child's main thread */
 	for (size_t i = 0; i < r.nthread_rows; i++)
 		assert_int_equal((int)r.thread_rows[i].os_threads, CHURN_WAVES);
 	run_free(&r);
