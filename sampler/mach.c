@@ -267,7 +267,7 @@ static void tick(void)
 				} else {
 					M.done[ndone++] = *g;
 				}
-			} else if (r == TC_GONE) {
+			} else if (r == TC_GONE || r == TC_ERROR) {
 				M.st.threads_skipped++;
 			}
 			if (r != TC_PENDING) {

@@ -1,0 +1,181 @@
+/* thread_ctl_mach.c - suspend / get state / resume on Darwin with Mach thread calls, and
+ * the registry's thread discovery (pthread introspection hook).
+ *
+ * UNTESTED: nothing on the Linux build host compiles this file (the Makefile skips
+ * *_mach.c). It is written against the macOS SDK headers and kept plain; see
+ * docs/mach.md for what has to be checked on a Mac before trusting it.
+ *
+ * Darwin stops a thread synchronously: tc_poll() does the thread_suspend() and returns
+ * TC_PARKED at once, so the sampler handles one thread at a time (suspend, walk, resume)
+ * and no thread waits, suspended, for another one's walk. There is no rendezvous: the
+ * doorbell and the request deadline are unused, and a suspended thread does not run, so
+ * idle skip compares CPU times exactly. */
+#ifdef __APPLE__
+
+#include "thread_ctl.h"
+
+#include <mach/mach.h>
+#include <pthread.h>
+#include <pthread/introspection.h>
+
+#include "registry.h"
+#include "sample.h"
+
+static pthread_introspection_hook_t prev_hook;
+
+/* START and TERMINATE run in the context of the thread itself, so the registry records
+ * the thread's own stack bounds and Mach port. Chains to the hook installed before us. */
+static void introspection_hook(unsigned int event, pthread_t thread, void *addr, size_t size)
+{
+	if (event == PTHREAD_INTROSPECTION_THREAD_START)
+		registry_add_self();
+	else if (event == PTHREAD_INTROSPECTION_THREAD_TERMINATE)
+		registry_remove_self();
+	if (prev_hook)
+		prev_hook(event, thread, addr, size);
+}
+
+/* Installed before main() so every thread is seen from its creation. */
+__attribute__((constructor)) static void install_hook(void)
+{
+	prev_hook = pthread_introspection_hook_install(introspection_hook);
+}
+
+int tc_init(void)
+{
+	return 0;
+}
+
+void tc_fini(void)
+{
+}
+
+int tc_signo(void)
+{
+	return 0;
+}
+
+void tc_attach_self(struct tc_park *p, uint32_t ident)
+{
+	/* mach_thread_self() adds a send right: the name stays ours (a dead thread answers
+	 * KERN_TERMINATED) instead of being recycled for another thread. The right of the
+	 * block's previous owner is dropped here, when the entry is reused. */
+	mach_port_t old = atomic_exchange(&p->port, mach_thread_self());
+	if (old != MACH_PORT_NULL)
+		mach_port_deallocate(mach_task_self(), old);
+	atomic_store(&p->ident, ident);
+}
+
+static int gone(kern_return_t kr)
+{
+	return kr == KERN_TERMINATED || kr == KERN_INVALID_ARGUMENT || kr == MACH_SEND_INVALID_DEST;
+}
+
+int tc_request(struct tc_target *t)
+{
+	t->req = 0;
+	t->req_ns = sb_now_ns();
+	return TC_PENDING;
+}
+
+int tc_poll(struct tc_target *t)
+{
+	mach_port_t port = atomic_load(&t->park->port);
+	kern_return_t kr;
+
+	t->req_ns = sb_now_ns(); /* the request is the thread_suspend() call itself */
+	kr = thread_suspend(port);
+	if (kr != KERN_SUCCESS)
+		return gone(kr) ? TC_GONE : TC_ERROR;
+	atomic_store_explicit(&t->park->parked_ns, sb_now_ns(), memory_order_relaxed);
+	return TC_PARKED;
+}
+
+int tc_cancel(struct tc_target *t)
+{
+	(void)t;
+	return TC_TIMEOUT; /* never pending: tc_poll() is synchronous */
+}
+
+uint32_t tc_doorbell(void)
+{
+	return 0;
+}
+
+void tc_wait(uint32_t seen, uint64_t deadline_ns)
+{
+	(void)seen;
+	(void)deadline_ns;
+}
+
+int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *parked_ns)
+{
+	mach_port_t port = atomic_load(&t->park->port);
+	kern_return_t kr;
+
+	if (atomic_load(&t->park->ident) != t->ident)
+		return -1;
+	*parked_ns = atomic_load_explicit(&t->park->parked_ns, memory_order_relaxed);
+#if defined(__x86_64__)
+	x86_thread_state64_t st;
+	mach_msg_type_number_t count = x86_THREAD_STATE64_COUNT;
+	kr = thread_get_state(port, x86_THREAD_STATE64, (thread_state_t)&st, &count);
+	if (kr != KERN_SUCCESS)
+		return -1;
+	regs->pc = (uintptr_t)st.__rip;
+	regs->sp = (uintptr_t)st.__rsp;
+	regs->fp = (uintptr_t)st.__rbp;
+	regs->lr = 0;
+#elif defined(__arm64__)
+	arm_thread_state64_t st;
+	mach_msg_type_number_t count = ARM_THREAD_STATE64_COUNT;
+	kr = thread_get_state(port, ARM_THREAD_STATE64, (thread_state_t)&st, &count);
+	if (kr != KERN_SUCCESS)
+		return -1;
+	/* The accessors strip pointer authentication bits (arm64e); never read __pc. */
+	regs->pc = (uintptr_t)arm_thread_state64_get_pc(st);
+	regs->sp = (uintptr_t)arm_thread_state64_get_sp(st);
+	regs->fp = (uintptr_t)arm_thread_state64_get_fp(st);
+	regs->lr = (uintptr_t)arm_thread_state64_get_lr(st);
+#else
+#error "unsupported architecture"
+#endif
+	return 0;
+}
+
+void tc_resume(struct tc_target *t)
+{
+	/* Called exactly once per successful thread_suspend(): suspend counts nest, and an
+	 * extra suspend left behind would stop the thread for good. */
+	thread_resume(atomic_load(&t->park->port));
+}
+
+int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns)
+{
+	thread_basic_info_data_t info;
+	mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+	kern_return_t kr;
+
+	(void)tid;
+	kr = thread_info(atomic_load(&p->port), THREAD_BASIC_INFO, (thread_info_t)&info, &count);
+	if (kr != KERN_SUCCESS)
+		return -1;
+	*ns = ((uint64_t)info.user_time.seconds + (uint64_t)info.system_time.seconds) * 1000000000ull +
+	      ((uint64_t)info.user_time.microseconds + (uint64_t)info.system_time.microseconds) * 1000ull;
+	return 0;
+}
+
+int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns)
+{
+	(void)p;
+	(void)req;
+	(void)ns;
+	return -1; /* a suspended thread does not run: compare CPU times exactly */
+}
+
+uint64_t tc_eintr_caused(void)
+{
+	return 0; /* thread_suspend() does not interrupt system calls */
+}
+
+#endif
