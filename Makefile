@@ -49,7 +49,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libsampbench.a
 BIN := $(BUILD)/sampbench
 
-.PHONY: all deps check unit integration bench clean FORCE
+.PHONY: all deps check unit integration bench clean FORCE fuzz
 .DEFAULT_GOAL := all
 
 all: deps $(BIN)
@@ -88,6 +88,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 
 check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh $(TEST_BINS)
+
+# libFuzzer run of the cpu profile parser (~30 s; skips without clang)
+fuzz:
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
 bench: deps $(BIN)
 	@mkdir -p results/runs
