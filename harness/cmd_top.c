@@ -1,13 +1,8 @@
-/* cmd_top.c - `sampbench top`: a flat profile of a run's leaf frames.
+/* cmd_top.c - `sampbench top`: a flat profile of a run's leaf frames, in the shape of
+ * seed 003 (osxkerneltracer): Module | Method+offset | Calls | Share.
  *
- * The PCs in a file come from a process that no longer exists, and ASLR placed its
- * executable at another address than ours. Runs record the main executable's load base
- * and build id (stats `exe_load_base`, `exe_build_id`, sampler/exeinfo.h); when the build
- * id is this executable's, a user PC is relocated into this process (pc - file base + our
- * base) and symbolized here, static functions included (libdw reads .symtab). PCs
- * outside the executable (libc, ...) or from another build print as module "?" and
- * their address. Kernel PCs are resolved with this boot's /proc/kallsyms: right for
- * files recorded since the last boot (KASLR moves the kernel at every boot). */
+ * Names come from the run's own `symbols` table, resolved by the harness while the run's
+ * address layout still existed, so any build of sampbench can read any file. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,7 +12,6 @@
 
 #include "../analysis/symbolize.h"
 #include "../results/h5io.h"
-#include "../sampler/exeinfo.h"
 #include "cli.h"
 #include "run.h"
 
@@ -30,41 +24,19 @@ struct top_row {
 	uint64_t calls;
 };
 
-struct top_resolver {
-	struct sb_symbolizer *sym; /* NULL: print addresses */
-	struct sb_exeinfo exe;   /* this process's executable */
-	int relocate;              /* user PCs of this run may be relocated */
-	uint64_t file_base;
-};
-
-static void top_resolve(const struct top_resolver *rs, uint64_t pc, struct top_row *row)
+/* Names pc from the run's symbols table; unknown PCs keep module "?" and their address. */
+static void top_resolve(const struct sb_run *r, uint64_t pc, struct top_row *row)
 {
-	struct sb_symbol s;
+	const struct sb_symbol *s = symbol_find(r->symbols, r->nsymbols, pc);
 
 	snprintf(row->module, sizeof(row->module), "?");
 	snprintf(row->method, sizeof(row->method), "0x%" PRIx64, pc);
-	if (!rs->sym)
+	if (!s)
 		return;
-	if (pc >= TOP_USER_MAX) {
-		if (pc >> 63 && symbolize(rs->sym, pc, &s)) {
-			snprintf(row->module, sizeof(row->module), "kernel");
-			snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s.function,
-				 s.offset);
-		} else if (pc >> 63) {
-			snprintf(row->module, sizeof(row->module), "kernel");
-		}
-		return;
-	}
-	if (!rs->relocate || pc < rs->file_base || pc - rs->file_base >= rs->exe.span)
-		return;
-	uint64_t here = pc - rs->file_base + rs->exe.base;
-	if (symbolize(rs->sym, here, &s)) {
-		snprintf(row->module, sizeof(row->module), "%s", s.module);
-		snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s.function, s.offset);
-	} else {
-		snprintf(row->module, sizeof(row->module), "%s", s.module);
-		snprintf(row->method, sizeof(row->method), "0x%" PRIx64, pc - rs->file_base);
-	}
+	snprintf(row->module, sizeof(row->module), "%s",
+		 strcmp(s->module, "[kernel]") == 0 ? "kernel" : s->module);
+	if (strncmp(s->function, "0x", 2) != 0)
+		snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s->function, s->offset);
 }
 
 static int top_cmp(const void *a, const void *b)
@@ -108,8 +80,7 @@ static void top_dashes(FILE *out, int n, const char *sep)
 
 /* Prints run r's flat profile. Resolves each distinct leaf PC once (sorted PCs), then
  * merges rows with the same module and method. Returns 0 or -1 (out of memory). */
-static int top_print(FILE *out, const struct sb_run *r, const struct top_resolver *rs,
-		     int kernel, long limit)
+static int top_print(FILE *out, const struct sb_run *r, int kernel, long limit)
 {
 	uint64_t *pcs = malloc((r->nsamples + 1) * sizeof(*pcs));
 	struct top_row *rows = malloc((r->nsamples + 1) * sizeof(*rows));
@@ -127,7 +98,7 @@ static int top_print(FILE *out, const struct sb_run *r, const struct top_resolve
 		while (j < npcs && pcs[j] == pcs[i])
 			j++;
 		struct top_row row;
-		top_resolve(rs, pcs[i], &row);
+		top_resolve(r, pcs[i], &row);
 		row.calls = j - i;
 		size_t k = 0;
 		while (k < nrows && (strcmp(rows[k].module, row.module) ||
@@ -201,13 +172,11 @@ int cmd_top(int argc, char **argv)
 	};
 	struct sb_run *runs = NULL;
 	struct sb_host host;
-	struct top_resolver rs;
 	size_t nruns = 0, printed = 0;
 	long run_id = -1, limit = TOP_DEFAULT_LIMIT;
 	int rc = SB_EXIT_USAGE, kernel = 0, c;
 	char err[512];
 
-	memset(&rs, 0, sizeof(rs));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:kn:h", opts, NULL)) != -1) {
@@ -246,30 +215,15 @@ int cmd_top(int argc, char **argv)
 		rc = SB_EXIT_FAIL;
 		goto cleanup;
 	}
-	rs.sym = symbolizer_new();
-	if (!rs.sym)
-		sb_err("symbolizer unavailable: printing addresses");
-	sb_exeinfo_self(&rs.exe);
 
 	rc = SB_EXIT_OK;
 	for (size_t i = 0; i < nruns; i++) {
 		const struct sb_run *r = &runs[i];
 		if (run_id >= 0 ? r->run_id != run_id : r->nsamples == 0)
 			continue;
-		double base = run_stat(r, "exe_load_base"), id = run_stat(r, "exe_build_id");
-		rs.relocate = !isnan(base) && !isnan(id) && id != 0 &&
-			      (uint64_t)id == rs.exe.build_id;
-		rs.file_base = rs.relocate ? (uint64_t)base : 0;
-		if (isnan(base) || isnan(id))
-			sb_err("run %" PRId64 " has no exe_load_base/exe_build_id stats: user frames "
-			       "as addresses", r->run_id);
-		else if (!rs.relocate)
-			sb_err("run %" PRId64 " was recorded by another build (build id %012" PRIx64
-			       ", this is %012" PRIx64 "): user frames as addresses", r->run_id,
-			       (uint64_t)id, rs.exe.build_id);
 		if (printed++)
 			fputc('\n', stdout);
-		if (top_print(stdout, r, &rs, kernel, limit) < 0) {
+		if (top_print(stdout, r, kernel, limit) < 0) {
 			sb_err("out of memory");
 			rc = SB_EXIT_FAIL;
 			goto cleanup;
@@ -283,8 +237,6 @@ int cmd_top(int argc, char **argv)
 		rc = SB_EXIT_FAIL;
 	}
 cleanup:
-	if (rs.sym)
-		symbolizer_free(rs.sym);
 	for (size_t i = 0; i < nruns; i++)
 		run_free(&runs[i]);
 	free(runs);

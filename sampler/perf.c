@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exeinfo.h"
 #include "sampler.h"
 #include "threads.h"
 
@@ -403,9 +402,7 @@ static int perf_stop(void)
 
 static int perf_stats(struct sb_stat *out, int max)
 {
-	struct sb_exeinfo exe;
 
-	sb_exeinfo_self(&exe); /* lets `sampbench top` relocate this run's PCs */
 	struct sb_stat all[] = {
 		{ "records", (double)atomic_load(&perf_records) },
 		{ "lost", (double)atomic_load(&perf_lost) },
@@ -418,8 +415,6 @@ static int perf_stats(struct sb_stat *out, int max)
 		{ "truncated", (double)atomic_load(&perf_truncated) },
 		{ "kernel_excluded", (double)perf_kernel_excluded },
 		{ "ring_pages", (double)perf_ring_pages },
-		{ "exe_load_base", (double)exe.base },
-		{ "exe_build_id", (double)exe.build_id },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)

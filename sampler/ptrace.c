@@ -46,7 +46,6 @@
 #include <unistd.h>
 
 #include "fpwalk.h"
-#include "exeinfo.h"
 #include "sampler.h"
 #include "threads.h"
 
@@ -698,9 +697,7 @@ static int pt_stop(void)
 
 static int pt_stats(struct sb_stat *out, int max)
 {
-	struct sb_exeinfo exe;
 
-	sb_exeinfo_self(&exe); /* lets `sampbench top` relocate this run's PCs */
 	if (!pt_sh)
 		return 0;
 	struct sb_stat all[] = {
@@ -721,8 +718,6 @@ static int pt_stats(struct sb_stat *out, int max)
 		{ "sampler_cpu_ns", pt_sampler_cpu_ns },
 		{ "sampler_rt", (double)atomic_load(&pt_sh->rt) },
 		{ "sampler_exit_status", (double)pt_exit_status },
-		{ "exe_load_base", (double)exe.base },
-		{ "exe_build_id", (double)exe.build_id },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
