@@ -137,7 +137,7 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 			r.metrics.overhead = 1.0;
 		}
 		if (h5_append_run(f, &r) != 0) {
-			sb_err("cannot write run %zu to '%s'", i, opts->out_path);
+			sb_err("%s", h5_strerror(f));
 			run_free(&r);
 			rc = SB_EXIT_FAIL;
 			break;
@@ -160,10 +160,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	int interrupted = runner_interrupted;
 	sigaction(SIGINT, &old, NULL);
 	h5_set_complete(f, !interrupted && ndone == n);
-	if (h5_close(f) != 0) {
-		sb_err("cannot finish '%s'", opts->out_path);
+	if (h5_close(f) != 0) /* h5_close printed why */
 		rc = SB_EXIT_FAIL;
-	}
 	if (interrupted) {
 		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone, n,
 		       opts->out_path);
