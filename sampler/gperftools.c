@@ -348,7 +348,9 @@ static unsigned char *gp_read_file(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > GP_MAX_PROFILE) {
+	if (fstat(fd, &st) != 0)
+		goto cleanup;
+	if (st.st_size < 0 || (uint64_t)st.st_size > GP_MAX_PROFILE) {
 		errno = EFBIG;
 		goto cleanup;
 	}
@@ -376,7 +378,7 @@ static int gp_stop(void)
 	struct cpuprofile prof;
 	char err[256];
 	size_t len = 0;
-	int rc = -1;
+	int rc = -1, saved_errno = 0;
 
 	if (!gp.running) {
 		errno = EINVAL;
@@ -391,6 +393,7 @@ static int gp_stop(void)
 
 	unsigned char *buf = gp_read_file(gp.path, &len);
 	if (!buf) {
+		saved_errno = errno;
 		fprintf(stderr, "gperftools: cannot read profile %s: %s\n", gp.path,
 			strerror(errno));
 		goto cleanup;
@@ -398,6 +401,7 @@ static int gp_stop(void)
 	if (cpuprofile_parse(buf, len, &prof, err, sizeof(err)) != 0) {
 		fprintf(stderr, "gperftools: cannot parse profile %s: %s\n", gp.path, err);
 		gp.parse_errors = 1;
+		saved_errno = EBADMSG;
 		goto cleanup;
 	}
 	gp.period_us = (double)prof.period_us;
@@ -408,6 +412,8 @@ static int gp_stop(void)
 cleanup:
 	free(buf);
 	unlink(gp.path);
+	if (rc != 0)
+		errno = saved_errno; /* for the harness's "sampler stop failed" reason */
 	return rc;
 }
 
