@@ -87,7 +87,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS) -lcmocka
 
 check: deps $(BIN) $(TEST_BINS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh $(TEST_BINS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh
 
 # libFuzzer run of the cpu profile parser (~30 s; skips without clang)
 fuzz:

@@ -3,6 +3,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +106,8 @@ static void interval_stats(const struct sb_run *r, double *mean, double *sd)
 	if (!ts)
 		return;
 	for (size_t i = 0; i < r->nsamples; i++)
-		if (r->samples[i].thread_index >= 0)
+		/* UINT64_MAX: the mechanism has no timestamps (gperftools' format) */
+		if (r->samples[i].thread_index >= 0 && r->samples[i].time_ns != UINT64_MAX)
 			ts[n++] = (struct tsample){ r->samples[i].thread_index, r->samples[i].time_ns };
 	qsort(ts, n, sizeof(*ts), cmp_tsample);
 	double sum = 0, sum2 = 0;
@@ -126,6 +128,115 @@ static void interval_stats(const struct sb_run *r, double *mean, double *sd)
 	free(ts);
 }
 
+/* --- workload metrics: stack_correct_fraction, function_tvd, offcpu_* ---
+ * Frames are matched to the workload's declared functions by name: the run's symbol table
+ * names each frame PC, and the declared function addresses are named by symbolizing them
+ * in this process (same binary). GCC clone suffixes (".isra.0", ".constprop.0", ...) are
+ * ignored on both sides. */
+
+#define WL_KERNEL_MIN 0xffff800000000000ull /* perf callchains: kernel frames come first */
+
+/* Length of a function name without a GCC clone suffix. */
+static size_t base_len(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	return dot ? (size_t)(dot - name) : strlen(name);
+}
+
+static int same_function(const char *a, const char *b)
+{
+	size_t la = base_len(a), lb = base_len(b);
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Names the NULL-terminated addresses fns[0..max) into names; returns how many, or -1 when
+ * one could not be named (the metric then stays NaN). */
+static int name_functions(struct sb_symbolizer *sym, const void *const *fns, int max,
+			  char names[][SB_SYM_FUNC_LEN])
+{
+	int n = 0;
+	for (; n < max && fns[n]; n++) {
+		struct sb_symbol out;
+		if (!symbolize(sym, (uint64_t)(uintptr_t)fns[n], &out))
+			return -1;
+		snprintf(names[n], SB_SYM_FUNC_LEN, "%s", out.function);
+	}
+	return n;
+}
+
+/* Index of the first name in names[0..n) that is pc's function, or -1. */
+static int match_name(const struct sb_run *r, uint64_t pc, char names[][SB_SYM_FUNC_LEN], int n)
+{
+	const struct sb_symbol *sy = symbol_find(r->symbols, r->nsymbols, pc);
+	if (!sy)
+		return -1;
+	for (int k = 0; k < n; k++)
+		if (same_function(sy->function, names[k]))
+			return k;
+	return -1;
+}
+
+/* Samples counted: those on workload threads (slot known). A sample's leaf is its first
+ * user-space frame. See docs/metrics.md, "Workload metrics". */
+static void workload_metrics(struct sb_run *r, const struct workload *w, double true_alive,
+			     double true_offcpu)
+{
+	struct sb_metrics *m = &r->metrics;
+	char chain[WL_MAX_CHAIN][SB_SYM_FUNC_LEN], funcs[WL_MAX_FUNCS][SB_SYM_FUNC_LEN];
+	char offcpu[WL_MAX_FUNCS][SB_SYM_FUNC_LEN];
+	double fcnt[WL_MAX_FUNCS] = { 0 };
+	size_t total = 0, correct = 0, off = 0;
+	int nchain, nfuncs, noffcpu;
+
+	if (!w)
+		return;
+	if (w->offcpu[0] && true_alive > 0)
+		m->offcpu_true_fraction = true_offcpu / true_alive;
+	if (!r->symbols || (!w->chain[0] && !w->funcs[0] && !w->offcpu[0]))
+		return;
+	struct sb_symbolizer *sym = symbolizer_new();
+	if (!sym)
+		return;
+	nchain = name_functions(sym, w->chain, WL_MAX_CHAIN, chain);
+	nfuncs = name_functions(sym, w->funcs, WL_MAX_FUNCS, funcs);
+	noffcpu = name_functions(sym, w->offcpu, WL_MAX_FUNCS, offcpu);
+	symbolizer_free(sym);
+
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sb_sample *s = &r->samples[i];
+		if (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS ||
+		    s->frame_offset + s->depth > r->nframes)
+			continue;
+		const uint64_t *f = &r->frames[s->frame_offset];
+		uint32_t leaf = 0;
+		while (leaf < s->depth && f[leaf] >= WL_KERNEL_MIN)
+			leaf++;
+		total++;
+		if (leaf == s->depth)
+			continue;
+		/* The chain must appear leaf-side first, in order; other frames may sit between. */
+		int next = 0;
+		for (uint32_t d = leaf; d < s->depth && next < nchain; d++)
+			if (match_name(r, f[d], &chain[next], 1) == 0)
+				next++;
+		if (nchain > 0 && next == nchain)
+			correct++;
+		int k = nfuncs > 0 ? match_name(r, f[leaf], funcs, nfuncs) : -1;
+		if (k >= 0)
+			fcnt[k] += 1;
+		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
+			off++;
+	}
+	if (total == 0)
+		return;
+	if (nchain > 0)
+		m->stack_correct_fraction = (double)correct / (double)total;
+	if (nfuncs > 0)
+		m->function_tvd = tvd(fcnt, w->func_share, (size_t)nfuncs);
+	if (noffcpu > 0)
+		m->offcpu_sample_fraction = (double)off / (double)total;
+}
+
 void metrics_compute(struct sb_run *r, const struct workload *w)
 {
 	struct sb_metrics *m = &r->metrics;
@@ -133,11 +244,10 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 	double cnt[SB_MAX_THREADS + 1] = { 0 }, wsum[SB_MAX_THREADS + 1] = { 0 };
 	double cpu[SB_MAX_THREADS + 1] = { 0 }, alive[SB_MAX_THREADS + 1] = { 0 };
 	double true_cpu = 0, true_alive = 0, weights = 0, checksum_errors = 0;
-	double eintr = 0, short_io = 0;
+	double eintr = 0, short_io = 0, true_offcpu = 0;
 	size_t weighted = 0, truncated = 0, slotted = 0, misattributed = 0;
 	int wall = r->clock == SB_CLOCK_WALL;
 
-	(void)w;
 	metrics_clear(m);
 	for (size_t i = 0; i < r->nthread_rows; i++) {
 		struct sb_thread_row *t = &r->thread_rows[i];
@@ -150,6 +260,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 		checksum_errors += (double)t->checksum_errors;
 		eintr += (double)t->eintr;
 		short_io += (double)t->short_io;
+		true_offcpu += (double)t->offcpu_ns;
 		t->samples = 0;
 		t->weight_ns = 0;
 	}
@@ -216,6 +327,8 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 			  &m->suspend_window_p50_ns, &m->suspend_window_p99_ns,
 			  &m->suspend_window_max_ns);
 	interval_stats(r, &m->interval_mean_ns, &m->interval_jitter_ns);
+
+	workload_metrics(r, w, true_alive, true_offcpu);
 
 	double sampler_cpu = run_stat(r, "sampler_cpu_ns");
 	if (!isnan(sampler_cpu) && r->wall_s > 0)

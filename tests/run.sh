@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh TEST... - runs each cmocka test binary, shows its output, and fails when any fails.
-# Ends with the plain summary line "N passed, N failed".
+# Ends with the plain summary line "programs: N passed, N failed". A program may be a
+# script (the fuzz run, the quick budget gate).
 pass=0
 fail=0
 failed=
@@ -17,5 +18,5 @@ done
 if [ -n "$failed" ]; then
 	echo "failed test programs:$failed"
 fi
-echo "test programs: $pass passed, $fail failed"
+echo "programs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
