@@ -24,6 +24,7 @@
 #include "threads.h"
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
+#define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */
 #define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
 
 struct mach_stats {
@@ -243,8 +244,11 @@ static void tick(void)
 	/* Collect: walk each target as soon as it parks. In batch mode (the default) the
 	 * walked ones stay parked until every target has parked or timed out: a thread
 	 * released early wakes with scheduler credit and takes the CPU from targets that still
-	 * have to run to park, which measured 40-80% timeouts with busy threads on 2 cores. */
-	int ndone = 0;
+	 * have to run to park (measured: many more timeouts, see docs/mach.md). When nothing
+	 * parked for MACH_BATCH_STALL_NS the batch is released anyway, so one straggler (signal
+	 * blocked, CPU taken by another process) does not keep everyone stopped for 2 ms. */
+	int ndone = 0, nresumed = 0;
+	uint64_t progress_ns = sb_now_ns();
 	while (npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
@@ -261,6 +265,7 @@ static void tick(void)
 			}
 			if (r == TC_PARKED) {
 				walk_parked(g);
+				progress_ns = now;
 				if (M.release_early) {
 					resume_parked(g);
 					push_sample(g);
@@ -278,12 +283,21 @@ static void tick(void)
 				next_deadline = g->t.deadline_ns;
 			i++;
 		}
-		if (npend > 0)
-			tc_wait(bell, next_deadline);
+		if (npend == 0)
+			break;
+		if (nresumed < ndone) {
+			if (now >= progress_ns + MACH_BATCH_STALL_NS) {
+				while (nresumed < ndone)
+					resume_parked(&M.done[nresumed++]);
+			} else if (progress_ns + MACH_BATCH_STALL_NS < next_deadline) {
+				next_deadline = progress_ns + MACH_BATCH_STALL_NS;
+			}
+		}
+		tc_wait(bell, next_deadline);
 	}
 	/* Every parked thread is resumed here, before anything else (pushes) happens. */
-	for (int i = 0; i < ndone; i++)
-		resume_parked(&M.done[i]);
+	while (nresumed < ndone)
+		resume_parked(&M.done[nresumed++]);
 	for (int i = 0; i < ndone; i++)
 		push_sample(&M.done[i]);
 	registry_compact();
