@@ -9,6 +9,7 @@ extern const struct sampler sampler_ctimer;
 extern const struct sampler sampler_perf;
 extern const struct sampler sampler_ptrace;
 extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
+extern const struct sampler sampler_test_malloc_in_handler;
 
 static const struct sampler *const samplers[] = {
 	&sampler_none,
@@ -17,6 +18,7 @@ static const struct sampler *const samplers[] = {
 	&sampler_perf,
 	&sampler_ptrace,
 	&sampler_gperftools, &sampler_gperftools_pt,
+	&sampler_test_malloc_in_handler,
 	NULL,
 };
 

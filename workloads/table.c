@@ -5,10 +5,22 @@
 
 extern const struct workload workload_balanced;
 extern const struct workload workload_skewed;
+extern const struct workload workload_mixed;
+extern const struct workload workload_churn;
+extern const struct workload workload_deep;
+extern const struct workload workload_hotspot;
+extern const struct workload workload_syscall;
+extern const struct workload workload_malloclock;
 
 static const struct workload *const workloads[] = {
 	&workload_balanced,
 	&workload_skewed,
+	&workload_mixed,
+	&workload_churn,
+	&workload_deep,
+	&workload_hotspot,
+	&workload_syscall,
+	&workload_malloclock,
 	NULL,
 };
 

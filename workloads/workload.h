@@ -57,6 +57,11 @@ struct workload {
 	const void *chain[WL_MAX_CHAIN];
 	/* Known CPU split over functions (hotspot): addresses and true shares; NULL-terminated. */
 	const void *funcs[WL_MAX_FUNCS];
+	/* True CPU share of each funcs[] entry, by construction (same index; sums to 1). */
+	double func_share[WL_MAX_FUNCS];
+	/* Functions a thread sleeps or blocks in (mixed), each issuing its syscall itself so
+	 * that it is the leaf while the thread is off-CPU; NULL-terminated. */
+	const void *offcpu[WL_MAX_FUNCS];
 };
 
 const struct workload *workload_find(const char *name);
