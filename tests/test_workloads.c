@@ -1,0 +1,383 @@
+/* test_workloads.c - the ground-truth workloads (mixed, churn, deep, hotspot, syscall,
+ * malloclock) and the metrics they make possible.
+ *
+ * For each workload: (a) alone under `none`, through the runner: status ok, no checksum
+ * errors, truth consistent (CPU <= alive time per slot, workload-specific truth); (b) under
+ * ctimer (and a wall sampler where one is available): the workload's metric is computed
+ * and lies in a range a correct sampler reaches and a broken one does not. Runs go through
+ * runner_run() in this process, so the harness's symbols resolve against this binary.
+ * Durations are 0.5-1 s; bounds are wide for a noisy 2-core VM. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../harness/run.h"
+#include "../harness/runner.h"
+#include "../sampler/sampler.h"
+#include "../workloads/workload.h"
+
+#define SLACK_NS 5000000ull /* clock reads around fn are not atomic with the CPU clock */
+
+static void run_spec(const char *sampler, const char *workload, int threads, double hz,
+		     double dur, uint32_t param, struct sb_run *r)
+{
+	struct run_spec spec = {
+		.sampler = sampler_find(sampler),
+		.workload = workload_find(workload),
+		.threads = threads,
+		.hz = hz,
+		.duration_s = dur,
+		.param = param,
+		.seed = 7,
+	};
+	assert_non_null(spec.sampler);
+	assert_non_null(spec.workload);
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(runner_run(&spec, 0, r), 0);
+	if (r->status != SB_RUN_OK)
+		print_message("%s on %s: %s\n", sampler, workload, r->reason);
+}
+
+/* Runs and requires status ok, no corruption and CPU <= alive time in every slot. */
+static void run_ok(const char *sampler, const char *workload, int threads, double hz,
+		   double dur, uint32_t param, struct sb_run *r)
+{
+	run_spec(sampler, workload, threads, hz, dur, param, r);
+	assert_int_equal(r->status, SB_RUN_OK);
+	assert_true(r->metrics.checksum_errors == 0);
+	assert_int_equal((int)r->nthread_rows, threads);
+	for (size_t i = 0; i < r->nthread_rows; i++) {
+		const struct sb_thread_row *t = &r->thread_rows[i];
+		assert_true(t->os_threads >= 1);
+		assert_true(t->alive_ns > 0);
+		assert_true(t->cpu_ns <= t->alive_ns + SLACK_NS * t->os_threads);
+		assert_true(t->offcpu_ns <= t->alive_ns + SLACK_NS);
+	}
+}
+
+/* Returns 1 when sampler `name` exists and is usable here; prints why not otherwise. */
+static int usable(const char *name)
+{
+	const struct sampler *s = sampler_find(name);
+	char why[256] = "";
+	if (!s) {
+		print_message("%s: not built in\n", name);
+		return 0;
+	}
+	if (s->available && s->available(why, sizeof(why)) != 0) {
+		print_message("%s: not available: %s\n", name, why);
+		return 0;
+	}
+	return 1;
+}
+
+static void test_registered(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "mixed", "churn", "deep", "hotspot", "syscall",
+					     "malloclock" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct workload *w = workload_find(names[i]);
+		assert_non_null(w);
+		assert_non_null(w->chain[0]); /* every workload declares its expected chain */
+	}
+	const struct sampler *b = sampler_find("test-malloc-in-handler");
+	assert_non_null(b);
+	assert_true(b->flags & SB_SAMPLER_TEST); /* hidden from `list` */
+}
+
+static void test_mixed(void **state)
+{
+	(void)state;
+	struct sb_run r;
+
+	run_ok("none", "mixed", 2, 250, 0.5, 0, &r);
+	for (size_t i = 0; i < r.nthread_rows; i++) {
+		const struct sb_thread_row *t = &r.thread_rows[i];
+		assert_true(t->offcpu_ns > 0);
+		/* Spin 2 ms, sleep 1 ms, block ~1 ms: neither share can be near 0 or 1. */
+		double off = (double)t->offcpu_ns / (double)t->alive_ns;
+		assert_true(off > 0.1 && off < 0.8);
+		assert_true(t->cpu_ns + t->offcpu_ns <= t->alive_ns + 2 * SLACK_NS);
+	}
+	assert_true(isnan(r.metrics.offcpu_sample_fraction)); /* no samples */
+	run_free(&r);
+
+	/* A CPU-time sampler gives sleeping and blocked time (almost) no samples. */
+	run_ok("ctimer", "mixed", 2, 250, 1.0, 0, &r);
+	print_message("ctimer mixed: samples %.0f offcpu_sample_fraction %.3f true %.3f "
+		      "stack_correct %.3f\n", r.metrics.nsamples, r.metrics.offcpu_sample_fraction,
+		      r.metrics.offcpu_true_fraction, r.metrics.stack_correct_fraction);
+	assert_false(isnan(r.metrics.offcpu_sample_fraction));
+	assert_true(r.metrics.offcpu_true_fraction > 0.1);
+	assert_true(r.metrics.offcpu_sample_fraction < 0.1);
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	run_free(&r);
+
+	/* A wall-clock sampler splits them: its off-CPU share follows the truth. */
+	if (!usable("ptrace"))
+		return;
+	run_ok("ptrace", "mixed", 2, 250, 1.0, 0, &r);
+	print_message("ptrace mixed: samples %.0f offcpu_sample_fraction %.3f true %.3f\n",
+		      r.metrics.nsamples, r.metrics.offcpu_sample_fraction,
+		      r.metrics.offcpu_true_fraction);
+	assert_true(fabs(r.metrics.offcpu_sample_fraction - r.metrics.offcpu_true_fraction) < 0.15);
+	run_free(&r);
+}
+
+static void test_churn(void **state)
+{
+	(void)state;
+	struct sb_run r;
+	const uint32_t total = 203; /* not a multiple of the roles: the remainder must run too */
+
+	run_ok("none", "churn", 4, 250, 0.5, total, &r);
+	uint32_t sum = 0;
+	for (size_t i = 0; i < r.nthread_rows; i++) {
+		const struct sb_thread_row *t = &r.thread_rows[i];
+		uint32_t share = total / 4 + ((uint32_t)t->index < total % 4);
+		assert_int_equal(t->os_threads, share);
+		assert_true(t->ops >= t->os_threads); /* each thread does at least one unit */
+		sum += t->os_threads;
+	}
+	assert_int_equal(sum, total);
+	run_free(&r);
+
+	run_ok("ctimer", "churn", 4, 250, 0.5, total, &r);
+	print_message("ctimer churn: samples %.0f rate_accuracy %.3f thread_tvd %.3f "
+		      "stack_correct %.3f\n", r.metrics.nsamples, r.metrics.rate_accuracy,
+		      r.metrics.thread_tvd, r.metrics.stack_correct_fraction);
+	assert_true(r.metrics.nsamples > 0);
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	assert_true(r.metrics.thread_tvd < 0.3);
+	run_free(&r);
+}
+
+/* Median depth of samples on workload threads. */
+static uint32_t median_depth(const struct sb_run *r)
+{
+	uint32_t *d = calloc(r->nsamples + 1, sizeof(*d));
+	size_t n = 0;
+	assert_non_null(d);
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].thread_index >= 0)
+			d[n++] = r->samples[i].depth;
+	uint32_t m = 0;
+	for (size_t i = 0; i < n; i++) { /* selection by counting: n is small */
+		size_t below = 0, equal = 0;
+		for (size_t j = 0; j < n; j++) {
+			below += d[j] < d[i];
+			equal += d[j] == d[i];
+		}
+		if (below <= n / 2 && below + equal > n / 2)
+			m = d[i];
+	}
+	free(d);
+	return m;
+}
+
+static void test_deep(void **state)
+{
+	(void)state;
+	struct sb_run r;
+
+	/* Every frame checks its callee's result: depth + 1 on an intact return path. */
+	run_ok("none", "deep", 2, 250, 0.5, 50, &r);
+	run_free(&r);
+
+	run_ok("ctimer", "deep", 2, 250, 0.5, 50, &r);
+	uint32_t med = median_depth(&r);
+	print_message("ctimer deep 50: samples %.0f median depth %u stack_correct %.3f "
+		      "truncated %.3f\n", r.metrics.nsamples, med,
+		      r.metrics.stack_correct_fraction, r.metrics.truncated_fraction);
+	/* 50 + bottom, f0, thread, trampoline, pthread's frames: a few more than 50. */
+	assert_true(med >= 50 + 3 && med <= 50 + 12);
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	assert_true(r.metrics.truncated_fraction < 0.05);
+	run_free(&r);
+
+	/* Deeper than SB_MAX_FRAMES: cut, flagged, and the root of the chain out of reach. */
+	run_ok("ctimer", "deep", 2, 250, 0.5, 400, &r);
+	print_message("ctimer deep 400: samples %.0f stack_correct %.3f truncated %.3f\n",
+		      r.metrics.nsamples, r.metrics.stack_correct_fraction,
+		      r.metrics.truncated_fraction);
+	assert_true(r.metrics.truncated_fraction > 0.9);
+	assert_true(r.metrics.stack_correct_fraction < 0.1);
+	for (size_t i = 0; i < r.nsamples; i++)
+		if (r.samples[i].flags & SB_SAMPLE_TRUNCATED)
+			assert_true(r.samples[i].depth <= SB_MAX_FRAMES);
+	run_free(&r);
+}
+
+static void test_hotspot(void **state)
+{
+	(void)state;
+	struct sb_run r;
+
+	/* In-process: the work split per function is exactly the declared one. */
+	const struct workload *w = workload_find("hotspot");
+	struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
+	struct wl_ctx ctx = { .threads = 1, .duration_s = 0.1, .seed = 3, .truth = truth };
+	assert_non_null(truth);
+	assert_int_equal(workload_run(w, &ctx), 0);
+	double ops[WL_MAX_FUNCS], sum = 0;
+	int n = 0;
+	for (; n < WL_MAX_FUNCS && w->funcs[n]; n++)
+		sum += ops[n] = (double)atomic_load(&truth[0].func_ops[n]);
+	assert_int_equal(n, 3);
+	assert_true(sum > 0);
+	for (int k = 0; k < n; k++)
+		assert_true(fabs(ops[k] / sum - w->func_share[k]) < 1e-9);
+	assert_true(atomic_load(&truth[0].checksum_errors) == 0);
+	free(truth);
+
+	run_ok("none", "hotspot", 1, 250, 0.5, 0, &r);
+	assert_true(isnan(r.metrics.function_tvd));
+	run_free(&r);
+
+	run_ok("ctimer", "hotspot", 2, 250, 1.0, 0, &r);
+	print_message("ctimer hotspot: samples %.0f function_tvd %.3f stack_correct %.3f\n",
+		      r.metrics.nsamples, r.metrics.function_tvd, r.metrics.stack_correct_fraction);
+	/* Sampling noise of n samples over three shares is about 1/sqrt(n); a sampler that
+	 * spread samples evenly over the three would be at 0.27. */
+	assert_true(r.metrics.nsamples >= 30);
+	assert_true(r.metrics.function_tvd < 0.05 + 1 / sqrt(r.metrics.nsamples));
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	run_free(&r);
+}
+
+/* --- syscall: the counting itself, with signals we send ourselves --- */
+
+struct kicker {
+	struct wl_truth *truth;
+	int threads;
+	_Atomic int stop;
+};
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* Signals every workload thread every 200 us, as a suspend-style sampler would. */
+static void *kick(void *p)
+{
+	struct kicker *k = p;
+	while (!atomic_load(&k->stop)) {
+		for (int i = 0; i < k->threads; i++) {
+			pid_t tid = atomic_load(&k->truth[i].tid);
+			if (tid > 0)
+				syscall(SYS_tgkill, getpid(), tid, SIGUSR1);
+		}
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void test_syscall(void **state)
+{
+	(void)state;
+	struct sb_run r;
+
+	run_ok("none", "syscall", 2, 250, 0.5, 0, &r);
+	for (size_t i = 0; i < r.nthread_rows; i++) {
+		assert_true(r.thread_rows[i].ops > 0);
+		assert_true(r.thread_rows[i].eintr == 0); /* truth without a sampler */
+		assert_true(r.thread_rows[i].short_io == 0);
+	}
+	run_free(&r);
+
+	/* A handler (even with SA_RESTART) makes nanosleep/futex/select fail with EINTR. */
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
+	assert_non_null(truth);
+	struct kicker k = { truth, 2, 0 };
+	struct wl_ctx ctx = { .threads = 2, .duration_s = 0.3, .seed = 1, .truth = truth };
+	pthread_t kt;
+	assert_int_equal(pthread_create(&kt, NULL, kick, &k), 0);
+	assert_int_equal(workload_run(workload_find("syscall"), &ctx), 0);
+	atomic_store(&k.stop, 1);
+	pthread_join(kt, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	uint64_t eintr = atomic_load(&truth[0].eintr) + atomic_load(&truth[1].eintr);
+	print_message("syscall under tgkill every 200 us: eintr %llu short_io %llu\n",
+		      (unsigned long long)eintr,
+		      (unsigned long long)(atomic_load(&truth[0].short_io) +
+					   atomic_load(&truth[1].short_io)));
+	assert_true(eintr > 0);
+	free(truth);
+
+	/* CPU timers: the metric is computed (their signals arrive on return to user space,
+	 * so on current kernels they rarely interrupt a sleep: no fixed expectation). */
+	run_ok("ctimer", "syscall", 2, 1000, 0.5, 0, &r);
+	print_message("ctimer syscall: samples %.0f eintr/1k %.2f short_io/1k %.2f\n",
+		      r.metrics.nsamples, r.metrics.eintr_per_1k_samples,
+		      r.metrics.short_io_per_1k_samples);
+	if (r.metrics.nsamples > 0) {
+		assert_false(isnan(r.metrics.eintr_per_1k_samples));
+		assert_true(r.metrics.eintr_per_1k_samples >= 0);
+	}
+	run_free(&r);
+
+	/* A sampler that signals every thread, sleeping or not, must show up. */
+	if (!usable("mach"))
+		return;
+	run_ok("mach", "syscall", 2, 250, 0.5, 0, &r);
+	print_message("mach syscall: samples %.0f eintr/1k %.2f\n", r.metrics.nsamples,
+		      r.metrics.eintr_per_1k_samples);
+	if (sampler_find("mach")->clock == SB_CLOCK_WALL)
+		assert_true(r.metrics.eintr_per_1k_samples > 0);
+	run_free(&r);
+}
+
+static void test_malloclock(void **state)
+{
+	(void)state;
+	struct sb_run r;
+
+	run_ok("none", "malloclock", 2, 250, 0.5, 0, &r);
+	for (size_t i = 0; i < r.nthread_rows; i++)
+		assert_true(r.thread_rows[i].ops > 1000);
+	run_free(&r);
+	/* Under samplers: tests/test_watchdog.c (ctimer survives, a broken sampler hangs). */
+}
+
+/* Oversubscription is an axis: more threads than cores still finish and keep truth. */
+static void test_oversubscribed(void **state)
+{
+	(void)state;
+	struct sb_run r;
+	static const char *const names[] = { "mixed", "deep", "hotspot", "syscall", "malloclock" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		run_ok("none", names[i], 6, 250, 0.3, 20, &r);
+		run_free(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registered),  cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_churn),       cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_hotspot),     cmocka_unit_test(test_syscall),
+		cmocka_unit_test(test_malloclock),  cmocka_unit_test(test_oversubscribed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
