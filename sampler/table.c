@@ -8,6 +8,7 @@ extern const struct sampler sampler_itimer;
 extern const struct sampler sampler_ctimer;
 extern const struct sampler sampler_perf;
 extern const struct sampler sampler_ptrace;
+extern const struct sampler sampler_mach;
 extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
 extern const struct sampler sampler_test_malloc_in_handler;
 
@@ -17,6 +18,7 @@ static const struct sampler *const samplers[] = {
 	&sampler_ctimer,
 	&sampler_perf,
 	&sampler_ptrace,
+	&sampler_mach,
 	&sampler_gperftools, &sampler_gperftools_pt,
 	&sampler_test_malloc_in_handler,
 	NULL,
