@@ -176,7 +176,8 @@ static int match_name(const struct sb_run *r, uint64_t pc, char names[][SB_SYM_F
 	return -1;
 }
 
-/* Samples counted: those on workload threads (slot known). A sample's leaf is its first
+/* Samples counted: those on workload threads (slot known), except for function_tvd, which
+ * counts every sample whose leaf is a declared function. A sample's leaf is its first
  * user-space frame. See docs/metrics.md, "Workload metrics". */
 static void workload_metrics(struct sb_run *r, const struct workload *w, double true_alive,
 			     double true_offcpu)
@@ -204,13 +205,19 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 
 	for (size_t i = 0; i < r->nsamples; i++) {
 		const struct sb_sample *s = &r->samples[i];
-		if (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS ||
-		    s->frame_offset + s->depth > r->nframes)
+		if (s->frame_offset + s->depth > r->nframes)
 			continue;
 		const uint64_t *f = &r->frames[s->frame_offset];
 		uint32_t leaf = 0;
 		while (leaf < s->depth && f[leaf] >= WL_KERNEL_MIN)
 			leaf++;
+		/* A leaf in a declared function is a workload thread's whatever the sample's
+		 * thread id says: samplers without thread ids (gperftools) count too. */
+		int k = nfuncs > 0 && leaf < s->depth ? match_name(r, f[leaf], funcs, nfuncs) : -1;
+		if (k >= 0)
+			fcnt[k] += 1;
+		if (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS)
+			continue;
 		total++;
 		if (leaf == s->depth)
 			continue;
@@ -221,18 +228,15 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 				next++;
 		if (nchain > 0 && next == nchain)
 			correct++;
-		int k = nfuncs > 0 ? match_name(r, f[leaf], funcs, nfuncs) : -1;
-		if (k >= 0)
-			fcnt[k] += 1;
 		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
 			off++;
 	}
+	if (nfuncs > 0)
+		m->function_tvd = tvd(fcnt, w->func_share, (size_t)nfuncs);
 	if (total == 0)
 		return;
 	if (nchain > 0)
 		m->stack_correct_fraction = (double)correct / (double)total;
-	if (nfuncs > 0)
-		m->function_tvd = tvd(fcnt, w->func_share, (size_t)nfuncs);
 	if (noffcpu > 0)
 		m->offcpu_sample_fraction = (double)off / (double)total;
 }

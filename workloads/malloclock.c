@@ -46,6 +46,30 @@ static int mlk_check(const struct mlk_block *b)
 	return head == b->tag && b->p[b->size - 1] == (unsigned char)b->tag;
 }
 
+/* Frees b (after checking its tags) and allocates a new block into it. A function of its
+ * own so that a walk from a frameless libc entry point loses this frame, not
+ * malloclock_thread (walks from inside the allocator's internals may fail anyway: glibc is
+ * built without frame pointers). */
+static __attribute__((noinline, noclone)) void mlk_replace(struct wl_truth *t,
+							    struct mlk_block *b, uint64_t *x)
+{
+	if (b->p) {
+		if (!mlk_check(b))
+			atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);
+		free(b->p);
+	}
+	b->size = mlk_size(mlk_next(x));
+	b->tag = mlk_next(x);
+	b->p = malloc(b->size);
+	if (!b->p) {
+		atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);
+		return;
+	}
+	memcpy(b->p, &b->tag, sizeof(b->tag));
+	b->p[b->size - 1] = (unsigned char)b->tag;
+	atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
+}
+
 static __attribute__((noinline, noclone)) void malloclock_thread(struct wl_ctx *ctx, int index)
 {
 	struct wl_truth *t = &ctx->truth[index];
@@ -53,28 +77,9 @@ static __attribute__((noinline, noclone)) void malloclock_thread(struct wl_ctx *
 	uint64_t x = (ctx->seed ^ ((uint64_t)index << 40)) | 1;
 
 	memset(blocks, 0, sizeof(blocks));
-	while (sb_now_ns() < ctx->deadline_ns) {
-		for (int step = 0; step < 64; step++) {
-			struct mlk_block *b = &blocks[mlk_next(&x) % MLK_SLOTS];
-			if (b->p) {
-				if (!mlk_check(b))
-					atomic_fetch_add_explicit(&t->checksum_errors, 1,
-								  memory_order_relaxed);
-				free(b->p);
-			}
-			b->size = mlk_size(mlk_next(&x));
-			b->tag = mlk_next(&x);
-			b->p = malloc(b->size);
-			if (!b->p) {
-				atomic_fetch_add_explicit(&t->checksum_errors, 1,
-							  memory_order_relaxed);
-				continue;
-			}
-			memcpy(b->p, &b->tag, sizeof(b->tag));
-			b->p[b->size - 1] = (unsigned char)b->tag;
-			atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
-		}
-	}
+	while (sb_now_ns() < ctx->deadline_ns)
+		for (int step = 0; step < 64; step++)
+			mlk_replace(t, &blocks[mlk_next(&x) % MLK_SLOTS], &x);
 	for (int i = 0; i < MLK_SLOTS; i++) {
 		if (blocks[i].p && !mlk_check(&blocks[i]))
 			atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);

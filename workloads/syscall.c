@@ -53,28 +53,36 @@ static void syscall_io(struct wl_truth *t, int fds[2])
 	}
 }
 
+/* One round. A function of its own so that syscall_thread stays visible to frame-pointer
+ * walks: a sample in a frameless libc wrapper loses the wrapper's caller (this function),
+ * not syscall_thread. */
+static __attribute__((noinline, noclone)) void syscall_round(struct syscall_wl *s,
+							      struct wl_truth *t, int index)
+{
+	const struct timespec wait = { 0, SYS_WAIT_NS };
+
+	if (nanosleep(&wait, NULL) != 0 && errno == EINTR)
+		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+
+	syscall_io(t, s->fds[index]);
+
+	struct timespec ft = wait;
+	if (syscall(SYS_futex, &s->futex_word[index], FUTEX_WAIT_PRIVATE, 0, &ft, NULL, 0) != 0 &&
+	    errno == EINTR)
+		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+
+	struct timeval tv = { 0, SYS_WAIT_NS / 1000 };
+	if (select(0, NULL, NULL, NULL, &tv) < 0 && errno == EINTR)
+		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+}
+
 static __attribute__((noinline, noclone)) void syscall_thread(struct wl_ctx *ctx, int index)
 {
 	struct syscall_wl *s = ctx->priv;
 	struct wl_truth *t = &ctx->truth[index];
-	const struct timespec wait = { 0, SYS_WAIT_NS };
 
 	while (sb_now_ns() < ctx->deadline_ns) {
-		if (nanosleep(&wait, NULL) != 0 && errno == EINTR)
-			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
-
-		syscall_io(t, s->fds[index]);
-
-		struct timespec ft = wait;
-		if (syscall(SYS_futex, &s->futex_word[index], FUTEX_WAIT_PRIVATE, 0, &ft, NULL, 0) !=
-			    0 &&
-		    errno == EINTR)
-			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
-
-		struct timeval tv = { 0, SYS_WAIT_NS / 1000 };
-		if (select(0, NULL, NULL, NULL, &tv) < 0 && errno == EINTR)
-			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
-
+		syscall_round(s, t, index);
 		atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
 	}
 }
