@@ -101,6 +101,50 @@ clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
 
+# --- exec (docs/exec.md): the LD_PRELOAD agent, the example plugin, test programs ---
+# Never sanitized: an ASan-built .so cannot be preloaded into a program built without it,
+# and the plugin is loaded into such programs by the agent too.
+AGENT      := $(BUILD)/libsampbench-agent.so
+AGENT_SRCS := agent/agent.c harness/plugin.c \
+              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c \
+                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c)
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
+EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
+              $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/plugins/*.c))
+PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
+              -mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -pthread -fPIC
+
+all: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
+check: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
+
+# The agent's own pthread_create wraps the registry's: rename the registry's definition.
+$(BUILD)/agent-pic/sampler/registry.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
+
+$(BUILD)/agent-pic/%.o: %.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PIC_CFLAGS) -fvisibility=hidden $(AGENT_DEFS) -MMD -MP -c $< -o $@
+
+$(AGENT): $(AGENT_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -pthread -Wl,-z,defs -o $@ $^ -ldl -lrt -lm
+
+$(BUILD)/examples/%.so: examples/%.c sampler/sampbench_sampler.h
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -Wl,-z,defs -o $@ $< -lrt
+
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -o $@ $<
+
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PIC_CFLAGS) -o $@ $< -lm
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 .SECONDARY:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plugin.h"
 #include "session.h"
 
 #define SB_MAX_HZ 20000.0
@@ -180,11 +181,9 @@ int cmd_run(int argc, char **argv)
 	int k = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < ns; i++) {
-			const struct sampler *s = sampler_find(snames[i]);
-			if (!s) {
-				sb_err("unknown sampler '%s' (see 'sampbench list')", snames[i]);
+			const struct sampler *s = sampler_resolve(snames[i]);
+			if (!s) /* sampler_resolve said why */
 				goto cleanup;
-			}
 			if ((pass == 0) == !strcmp(s->name, "none"))
 				samplers[k++] = s;
 		}

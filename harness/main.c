@@ -11,6 +11,7 @@ static const struct sb_cmd commands[] = {
 	{ "bench", cmd_bench, "run the benchmark matrix" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
+	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,543 @@
+/* agent.c - libsampbench-agent.so: sampbench's in-process samplers, preloaded into an
+ * unmodified program (LD_PRELOAD), the Linux form of DYLD_INSERT_LIBRARIES plus a
+ * constructor.
+ *
+ * The constructor reads SAMPBENCH_SAMPLER, SAMPBENCH_HZ, SAMPBENCH_OUT and SAMPBENCH_PID
+ * (docs/exec.md), maps the shared sink `sampbench exec` created, and starts the sampler
+ * before main() runs. Threads the program creates later are followed: this file's
+ * pthread_create() wraps the thread's start routine so that the new thread, from itself,
+ * announces itself (sb_thread_begin: stack bounds, the sampler's thread_start hook) before
+ * the program's code runs. The suspend sampler's registry (sampler/registry.c, built here
+ * with its pthread_create renamed to sb_reg_pthread_create) sits under it, so both layers
+ * see every thread. At exit() the sampler is stopped and its counters and the program's
+ * memory map are written to the shared header; the samples themselves were pushed into
+ * shared memory as they were taken, so a crash or a SIGKILL loses none of them.
+ *
+ * What the program sees: nothing on stdout, errno preserved by every hook, its exit code
+ * untouched, its own signal handlers honoured (taking the sampler's signal stops sampling
+ * with one line on stderr). The agent does nothing at all unless SAMPBENCH_PID is this
+ * process's pid: descendants inherit LD_PRELOAD but are not profiled. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../harness/plugin.h"
+#include "../sampler/sampler.h"
+#include "../sampler/thread_ctl.h"
+#include "../sampler/threads.h"
+#include "exec_shm.h"
+
+#define AGENT_PREFIX "sampbench-agent: "
+/* The .so is built with -fvisibility=hidden: only the interposed functions are exported,
+ * so none of sampbench's internal names can clash with the program's. */
+#define SB_AGENT_EXPORT __attribute__((visibility("default")))
+#define AGENT_MAX_TASKS 256 /* threads alive at start that we compare before/after */
+
+extern const struct sampler sampler_itimer, sampler_ctimer, sampler_mach;
+extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
+
+int sb_reg_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
+
+static int sigprof_signo(void)
+{
+	return SIGPROF;
+}
+
+/* The in-process samplers and the signal each one owns (0: none we know of). */
+static const struct agent_sampler {
+	const struct sampler *s;
+	int (*signo)(void);
+} agent_samplers[] = {
+	{ &sampler_mach, tc_signo },
+	{ &sampler_itimer, sigprof_signo },
+	{ &sampler_ctimer, sigprof_signo },
+	{ &sampler_gperftools, sigprof_signo },
+	{ &sampler_gperftools_pt, sigprof_signo },
+};
+
+/* The table lookup plugin.c uses (the agent has no sampler/table.c). */
+const struct sampler *sb_active_sampler;
+
+const struct sampler *sampler_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(agent_samplers) / sizeof(agent_samplers[0]); i++)
+		if (strcmp(agent_samplers[i].s->name, name) == 0)
+			return agent_samplers[i].s;
+	return NULL;
+}
+
+/* gperftools.c attributes samples to workload slots by PC; a foreign program has none. */
+int wl_slot_of_pc(uint64_t pc);
+int wl_slot_of_pc(uint64_t pc)
+{
+	(void)pc;
+	return -1;
+}
+
+static struct {
+	struct sb_exec_shm *shm;
+	size_t shm_len;
+	struct sb_sink *sink;
+	const struct sampler *s;
+	int signo;
+	pid_t pid;
+	_Atomic int active;   /* sampling: threads are followed, stop() pending */
+	_Atomic int stopping; /* one stop only, whoever comes first */
+	_Atomic int next_index;
+	_Atomic uint64_t threads_followed;
+	_Atomic uint64_t unblocks; /* masks that would have blocked the sampler's signal */
+	pthread_key_t key;
+	int key_ok;
+} A;
+
+/* Set while the agent itself calls into a sampler: its own sigaction()s are not the
+ * program's. */
+static __thread int agent_internal SB_TLS;
+
+static void agent_msg(const char *fmt, const char *a, const char *b)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), AGENT_PREFIX);
+	n += snprintf(line + n, sizeof(line) - (size_t)n, fmt, a, b);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(2, line, (size_t)n) < 0) {
+		/* nothing left to tell anyone */
+	}
+}
+
+static void agent_fail(const char *fmt, const char *a, const char *b)
+{
+	agent_msg(fmt, a, b);
+	if (A.shm) {
+		snprintf(A.shm->reason, sizeof(A.shm->reason), fmt, a, b);
+		atomic_store(&A.shm->state, SB_EXEC_FAILED);
+	}
+}
+
+/* Maps SAMPBENCH_OUT ("fd:N" from sampbench exec, or a path to a file of the same
+ * layout) and checks its header. The fd is closed: the program never sees it. */
+static int map_out(const char *out)
+{
+	struct stat st;
+	int fd;
+
+	if (strncmp(out, "fd:", 3) == 0) {
+		char *end;
+		long v = strtol(out + 3, &end, 10);
+		fd = (*end || v < 0 || v > 1 << 20) ? -1 : (int)v;
+	} else {
+		fd = open(out, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sb_exec_shm)) {
+		agent_msg("cannot use SAMPBENCH_OUT=%s%s: not a sampbench exec sink", out, "");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		agent_msg("cannot map SAMPBENCH_OUT=%s: %s", out, strerror(errno));
+		return -1;
+	}
+	struct sb_exec_shm *h = m;
+	if (h->magic != SB_EXEC_MAGIC || h->version != SB_EXEC_VERSION ||
+	    h->header_size != sizeof(*h) || h->total_size != (uint64_t)st.st_size) {
+		agent_msg("SAMPBENCH_OUT=%s%s has another layout (sampbench and agent differ?)", out,
+			  "");
+		munmap(m, (size_t)st.st_size);
+		return -1;
+	}
+	A.shm = h;
+	A.shm_len = (size_t)st.st_size;
+	A.sink = sb_exec_sink(m);
+	return 0;
+}
+
+/* Tids of this process now, into out (at most max). */
+static int list_tasks(pid_t *out, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max)
+		if (de->d_name[0] != '.')
+			out[n++] = (pid_t)atoi(de->d_name);
+	closedir(d);
+	return n;
+}
+
+/* Threads the sampler started for itself are not the program's: tell the parent, whose
+ * truth leaves them out. */
+static void record_helpers(const pid_t *before, int nbefore)
+{
+	pid_t now[AGENT_MAX_TASKS];
+	int n = list_tasks(now, AGENT_MAX_TASKS);
+
+	for (int i = 0; i < n; i++) {
+		int seen = 0;
+		for (int j = 0; j < nbefore && !seen; j++)
+			seen = now[i] == before[j];
+		int k = atomic_load(&A.shm->nhelpers);
+		if (!seen && k < SB_EXEC_MAX_HELPERS) {
+			A.shm->helper_tids[k] = now[i];
+			atomic_store(&A.shm->nhelpers, k + 1);
+		}
+	}
+}
+
+/* Copies /proc/self/maps into the header, so the parent can symbolize after we are gone.
+ * maps_len is written last. */
+static void save_maps(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return;
+	while (n < SB_EXEC_MAPS_MAX &&
+	       (k = read(fd, A.shm->maps + n, SB_EXEC_MAPS_MAX - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	atomic_store(&A.shm->maps_len, (uint32_t)n);
+}
+
+/* Stops the sampler once and writes its counters. Safe to call from any thread. */
+static void agent_stop(void)
+{
+	if (!atomic_load(&A.active) || atomic_exchange(&A.stopping, 1))
+		return;
+	agent_internal = 1;
+	if (A.s->stop() != 0)
+		agent_msg("the %s sampler failed to stop: %s", A.s->name, strerror(errno));
+	atomic_store(&A.active, 0);
+	A.shm->stop_ns = sb_now_ns();
+	if (A.s->stats) {
+		struct sb_stat st[SB_EXEC_MAX_STATS - 2];
+		int n = A.s->stats(st, SB_EXEC_MAX_STATS - 2);
+		for (int i = 0; i < n && i < SB_EXEC_MAX_STATS - 2; i++) {
+			snprintf(A.shm->stats[i].name, sizeof(A.shm->stats[i].name), "%s",
+				 st[i].name);
+			A.shm->stats[i].value = st[i].value;
+		}
+		A.shm->nstats = n < SB_EXEC_MAX_STATS - 2 ? n : SB_EXEC_MAX_STATS - 2;
+	}
+	struct sb_exec_stat *t = &A.shm->stats[A.shm->nstats++];
+	snprintf(t->name, sizeof(t->name), "agent_threads_followed");
+	t->value = (double)atomic_load(&A.threads_followed);
+	t = &A.shm->stats[A.shm->nstats++];
+	snprintf(t->name, sizeof(t->name), "agent_signal_unblocks");
+	t->value = (double)atomic_load(&A.unblocks);
+	save_maps();
+	atomic_store(&A.shm->state, SB_EXEC_STOPPED);
+	agent_internal = 0;
+}
+
+/* atexit: runs in the process that called exit(), after main returned. */
+static void agent_exit(void)
+{
+	int e = errno;
+	if (getpid() == A.pid)
+		agent_stop();
+	errno = e;
+}
+
+static void agent_thread_gone(void *v)
+{
+	(void)v;
+	int e = errno;
+	sb_thread_end();
+	errno = e;
+}
+
+/* A forked child of the program has none of the sampler's threads or timers and must not
+ * stop anything at its exit. */
+static void agent_atfork_child(void)
+{
+	atomic_store(&A.active, 0);
+	atomic_store(&A.stopping, 1);
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+	const char *name = getenv("SAMPBENCH_SAMPLER");
+	const char *out = getenv("SAMPBENCH_OUT");
+	const char *hzs = getenv("SAMPBENCH_HZ");
+	const char *pids = getenv("SAMPBENCH_PID");
+	char why[SB_EXEC_REASON_LEN] = "", err[SB_EXEC_REASON_LEN];
+	int e = errno;
+
+	/* Descendants inherit the environment; only the process sampbench exec'd samples. */
+	if (!name || !out || !pids || atoi(pids) != getpid())
+		goto out;
+	A.pid = getpid();
+	if (map_out(out) != 0)
+		goto out;
+	if (A.shm->target_pid != A.pid) {
+		agent_fail("SAMPBENCH_OUT belongs to process %s, not %s", pids, "this one");
+		goto out;
+	}
+
+	char *end = NULL;
+	double hz = hzs ? strtod(hzs, &end) : 100;
+	if (hzs && (end == hzs || *end || !(hz > 0) || hz > 1e6)) {
+		agent_fail("SAMPBENCH_HZ must be a frequency in (0, 1e6], got '%s'%s", hzs, "");
+		goto out;
+	}
+	A.signo = 0;
+	A.s = NULL;
+	for (size_t i = 0; i < sizeof(agent_samplers) / sizeof(agent_samplers[0]); i++)
+		if (strcmp(agent_samplers[i].s->name, name) == 0) {
+			A.s = agent_samplers[i].s;
+			A.signo = agent_samplers[i].signo();
+		}
+	if (!A.s && plugin_is_path(name)) {
+		A.s = plugin_load(name, err, sizeof(err));
+		if (!A.s) {
+			agent_fail("%s%s", err, "");
+			goto out;
+		}
+	}
+	if (!A.s) {
+		agent_fail("sampler '%s' cannot run in-process%s", name,
+			   " (in the agent: mach, itimer, ctimer, gperftools, gperftools-pt, plugins)");
+		goto out;
+	}
+	if (A.s->available && A.s->available(why, sizeof(why)) != 0) {
+		agent_fail("the %s sampler is not available: %s", A.s->name, why);
+		goto out;
+	}
+	/* The program may have inherited SIG_IGN (exec keeps it) or a handler from another
+	 * preloaded library: that signal is not ours to take. */
+	if (A.signo) {
+		struct sigaction cur;
+		if (sigaction(A.signo, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) {
+			agent_fail("signal SIG%s is already taken in this program, the %s sampler "
+				   "cannot use it",
+				   sigabbrev_np(A.signo) ? sigabbrev_np(A.signo) : "RT", A.s->name);
+			goto out;
+		}
+	}
+	A.key_ok = pthread_key_create(&A.key, agent_thread_gone) == 0;
+	pthread_atfork(NULL, NULL, agent_atfork_child);
+
+	struct sb_config cfg = {
+		.hz = hz,
+		.threads = 1,
+		.duration_s = 0,
+		.seed = 1,
+		.max_depth = SB_MAX_FRAMES,
+		.idle_skip = false,
+		.rt_priority = true,
+		.target_pid = 0,
+		.tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+	};
+	pid_t before[AGENT_MAX_TASKS];
+	int nbefore = list_tasks(before, AGENT_MAX_TASKS);
+
+	sb_thread_begin(-1);
+	agent_internal = 1;
+	A.shm->start_ns = sb_now_ns();
+	if (A.s->start(&cfg, A.sink) != 0) {
+		agent_internal = 0;
+		agent_fail("the %s sampler failed to start: %s", A.s->name, strerror(errno));
+		goto out;
+	}
+	agent_internal = 0;
+	record_helpers(before, nbefore);
+	sb_active_sampler = A.s;
+	atomic_store(&A.next_index, 1);
+	atomic_store(&A.active, 1);
+	sb_thread_begin(0); /* the main thread: its hooks, after start() like every thread */
+	atomic_store(&A.shm->state, SB_EXEC_STARTED);
+	atexit(agent_exit);
+out:
+	errno = e;
+}
+
+/* ---- following threads ---- */
+
+static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
+
+/* The new thread inherited its creator's mask; libraries that block every signal in
+ * their workers (liblzma does) would hide them from a signal-driven sampler. */
+static void keep_signal_open(void)
+{
+	sigset_t set;
+	if (!A.signo)
+		return;
+	if (real_sigmask(SIG_SETMASK, NULL, &set) == 0 && sigismember(&set, A.signo) == 1) {
+		atomic_fetch_add(&A.unblocks, 1);
+		sigemptyset(&set);
+		sigaddset(&set, A.signo);
+		real_sigmask(SIG_UNBLOCK, &set, NULL);
+	}
+}
+
+struct agent_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *agent_trampoline(void *p)
+{
+	struct agent_start s = *(struct agent_start *)p;
+	int e = errno;
+
+	free(p);
+	if (atomic_load_explicit(&A.active, memory_order_acquire)) {
+		keep_signal_open();
+		int idx = atomic_fetch_add(&A.next_index, 1);
+		sb_thread_begin(idx < SB_MAX_THREADS ? idx : -1);
+		atomic_fetch_add(&A.threads_followed, 1);
+		/* pthread_exit() and cancellation skip our return: the key's destructor runs
+		 * the thread_stop hook then. */
+		if (A.key_ok)
+			pthread_setspecific(A.key, (void *)1);
+	}
+	errno = e;
+	void *ret = s.fn(s.arg);
+	if (A.key_ok && pthread_getspecific(A.key)) {
+		e = errno;
+		pthread_setspecific(A.key, NULL);
+		sb_thread_end();
+		errno = e;
+	}
+	return ret;
+}
+
+/* Every pthread_create of the program (and of its libraries) binds here first. */
+SB_AGENT_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
+		   void *(*fn)(void *), void *restrict arg)
+{
+	if (!atomic_load_explicit(&A.active, memory_order_acquire))
+		return sb_reg_pthread_create(t, attr, fn, arg);
+	struct agent_start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	int rc = sb_reg_pthread_create(t, attr, agent_trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
+
+/* ---- the program's signal handlers win ---- */
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+static void *next_sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* The program installs a disposition for the sampler's signal: stop sampling first, so
+ * the program's handler never sees a sampler's signal, and say so once. */
+static void take_signal_back(int sig, const char *how)
+{
+	if (!atomic_load(&A.active) || agent_internal || !A.signo || sig != A.signo ||
+	    getpid() != A.pid)
+		return;
+	int e = errno;
+	agent_msg("the program installs its own SIG%s handler (%s), which the sampler needs: "
+		  "sampling stopped here, the profile is partial",
+		  sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal", how);
+	A.shm->signal_conflict = 1;
+	snprintf(A.shm->reason, sizeof(A.shm->reason),
+		 "the program took the sampler's signal: profile partial");
+	agent_stop();
+	errno = e;
+}
+
+SB_AGENT_EXPORT int sigaction(int sig, const struct sigaction *restrict act, struct sigaction *restrict old)
+{
+	static sigaction_fn real;
+	if (!real)
+		*(void **)&real = next_sym("sigaction");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (act && act->sa_handler != SIG_DFL)
+		take_signal_back(sig, "sigaction");
+	return real(sig, act, old);
+}
+
+SB_AGENT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static signal_fn real;
+	if (!real)
+		*(void **)&real = next_sym("signal");
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (handler != SIG_DFL)
+		take_signal_back(sig, "signal");
+	return real(sig, handler);
+}
+
+/* ---- the sampler's signal stays deliverable ----
+ * Blocking it would not change what the program does, only stop the sampler from seeing
+ * the thread: the sampler's signal is removed from every mask the program sets, and
+ * counted (stat agent_signal_unblocks). */
+
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+static int real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static sigmask_fn real;
+	if (!real)
+		*(void **)&real = next_sym("pthread_sigmask");
+	return real ? real(how, set, old) : ENOSYS;
+}
+
+/* set, without the sampler's signal when it would block it; NULL when unchanged. */
+static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
+{
+	if (!set || !A.signo || agent_internal || how == SIG_UNBLOCK ||
+	    !atomic_load_explicit(&A.active, memory_order_relaxed) ||
+	    sigismember(set, A.signo) != 1)
+		return set;
+	*copy = *set;
+	sigdelset(copy, A.signo);
+	atomic_fetch_add_explicit(&A.unblocks, 1, memory_order_relaxed);
+	return copy;
+}
+
+SB_AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *restrict set,
+				    sigset_t *restrict old)
+{
+	sigset_t copy;
+	return real_sigmask(how, filter_mask(how, set, &copy), old);
+}
+
+SB_AGENT_EXPORT int sigprocmask(int how, const sigset_t *restrict set, sigset_t *restrict old)
+{
+	sigset_t copy;
+	int rc = real_sigmask(how, filter_mask(how, set, &copy), old);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,452 @@
+/* exec_ext.c - `sampbench exec` from outside the program (see exec_ext.h).
+ *
+ * perf: the same event as sampler/perf.c (task-clock, frame-pointer callchains), but
+ * opened by the parent on the child's pid before it execs, the way `perf record CMD`
+ * does: one event per CPU with inherit=1 (the kernel refuses to mmap an inherited
+ * per-thread event), enable_on_exec=1, timestamps on CLOCK_MONOTONIC. The parent drains
+ * the rings while it polls /proc.
+ *
+ * Truth: /proc/PID/task/TID/schedstat's first field is the thread's sum_exec_runtime in
+ * ns. A thread's last value is the last read before it exited: with a poll every few ms
+ * a thread loses at most one poll interval plus one tick (the field is updated at ticks
+ * and context switches). */
+#include "exec_ext.h"
+
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXEC_PERF_MAX_CPUS 256
+#define EXEC_PERF_PAGES 256 /* data pages per CPU ring (power of two): 1 MiB */
+#define EXEC_PERF_MAX_STACK 127
+#define EXEC_PERF_REC_MAX 65536
+
+struct exec_perf {
+	pid_t pid;
+	int ncpu;
+	int fd[EXEC_PERF_MAX_CPUS];
+	void *ring[EXEC_PERF_MAX_CPUS];
+	size_t ring_len;
+	uint64_t records, samples, lost, throttles, other_pid, dropped, truncated;
+	unsigned char rec[EXEC_PERF_REC_MAX];
+};
+
+struct exec_perf *exec_perf_open(pid_t pid, double hz, char *err, size_t errlen)
+{
+	struct perf_event_attr a;
+	struct exec_perf *p = calloc(1, sizeof(*p));
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->pid = pid;
+	p->ncpu = ncpu > 0 && ncpu <= EXEC_PERF_MAX_CPUS ? (int)ncpu : 1;
+	for (int c = 0; c < p->ncpu; c++) {
+		p->fd[c] = -1;
+		p->ring[c] = MAP_FAILED;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = (uint64_t)(1e9 / hz) ? (uint64_t)(1e9 / hz) : 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1;
+	a.enable_on_exec = 1;
+	a.inherit = 1;
+	a.exclude_hv = 1;
+	/* Kernel time is sampled (task-clock counts it) but charged to the user frame that
+	 * made the system call: frames stay comparable with the in-process samplers. */
+	a.exclude_callchain_kernel = 1;
+	a.sample_max_stack = EXEC_PERF_MAX_STACK;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(EXEC_PERF_PAGES * page / 2);
+
+	p->ring_len = (EXEC_PERF_PAGES + 1) * page;
+	for (int c = 0; c < p->ncpu; c++) {
+		p->fd[c] = (int)syscall(SYS_perf_event_open, &a, pid, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p->fd[c] < 0 && errno == ENODEV)
+			continue; /* offline CPU */
+		if (p->fd[c] < 0) {
+			snprintf(err, errlen, "perf_event_open on pid %d cpu %d failed: %s%s", (int)pid,
+				 c, strerror(errno),
+				 errno == EACCES || errno == EPERM
+					 ? " (root or kernel.perf_event_paranoid <= 1 needed)"
+					 : "");
+			goto fail;
+		}
+		p->ring[c] = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd[c], 0);
+		if (p->ring[c] == MAP_FAILED) {
+			snprintf(err, errlen, "cannot map the perf ring of cpu %d: %s", c,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	return p;
+fail:
+	exec_perf_close(p);
+	return NULL;
+}
+
+/* One PERF_RECORD_SAMPLE: pid, tid, time, period, nr, ips[nr] (PERF_SAMPLE_* bit order). */
+static void perf_sample(struct exec_perf *p, struct sb_sink *sink, const unsigned char *r,
+			size_t len)
+{
+	uint64_t pcs[SB_MAX_FRAMES];
+	uint32_t pid, tid, depth = 0;
+	uint64_t time, period, nr;
+	size_t off = sizeof(struct perf_event_header);
+
+	if (len < off + 32)
+		return;
+	memcpy(&pid, r + off, 4);
+	memcpy(&tid, r + off + 4, 4);
+	memcpy(&time, r + off + 8, 8);
+	memcpy(&period, r + off + 16, 8);
+	memcpy(&nr, r + off + 24, 8);
+	off += 32;
+	if (nr > (len - off) / 8)
+		return;
+	if ((pid_t)pid != p->pid) {
+		p->other_pid++; /* a child process of the program (inherit follows forks) */
+		return;
+	}
+	for (uint64_t i = 0; i < nr && depth < SB_MAX_FRAMES; i++) {
+		uint64_t ip;
+		memcpy(&ip, r + off + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue; /* PERF_CONTEXT_USER and friends mark sections */
+		pcs[depth++] = ip;
+	}
+	struct sb_sample s = sample_unknown();
+	s.time_ns = time;
+	s.tid = (int32_t)tid;
+	s.weight_ns = (double)period;
+	if (nr >= EXEC_PERF_MAX_STACK) {
+		s.flags |= SB_SAMPLE_TRUNCATED;
+		p->truncated++;
+	}
+	p->samples++;
+	if (sink_push(sink, &s, pcs, depth) != 0)
+		p->dropped++;
+}
+
+void exec_perf_drain(struct exec_perf *p, struct sb_sink *sink)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t dlen = p->ring_len - page;
+
+	for (int c = 0; c < p->ncpu; c++) {
+		if (p->ring[c] == MAP_FAILED)
+			continue;
+		struct perf_event_mmap_page *meta = p->ring[c];
+		const unsigned char *data = (const unsigned char *)p->ring[c] + page;
+		uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = meta->data_tail;
+
+		while (tail + sizeof(struct perf_event_header) <= head) {
+			struct perf_event_header h;
+			for (size_t k = 0; k < sizeof(h); k++)
+				((unsigned char *)&h)[k] = data[(tail + k) % dlen];
+			if (h.size < sizeof(h) || tail + h.size > head)
+				break;
+			for (size_t k = 0; k < h.size; k++)
+				p->rec[k] = data[(tail + k) % dlen];
+			p->records++;
+			if (h.type == PERF_RECORD_SAMPLE) {
+				perf_sample(p, sink, p->rec, h.size);
+			} else if (h.type == PERF_RECORD_LOST) {
+				uint64_t n;
+				memcpy(&n, p->rec + sizeof(h) + 8, 8);
+				p->lost += n;
+			} else if (h.type == PERF_RECORD_THROTTLE) {
+				p->throttles++;
+			}
+			tail += h.size;
+		}
+		__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+}
+
+int exec_perf_stats(const struct exec_perf *p, const char **names, double *values, int max)
+{
+	const char *n[] = { "records", "perf_samples", "lost", "throttle_events",
+			    "other_process_samples", "sink_dropped_perf", "truncated", "cpus" };
+	double v[] = { (double)p->records, (double)p->samples, (double)p->lost,
+		       (double)p->throttles, (double)p->other_pid, (double)p->dropped,
+		       (double)p->truncated, (double)p->ncpu };
+	int k = 0;
+	for (; k < max && k < (int)(sizeof(n) / sizeof(n[0])); k++) {
+		names[k] = n[k];
+		values[k] = v[k];
+	}
+	return k;
+}
+
+void exec_perf_close(struct exec_perf *p)
+{
+	if (!p)
+		return;
+	for (int c = 0; c < p->ncpu; c++) {
+		if (p->ring[c] != MAP_FAILED)
+			munmap(p->ring[c], p->ring_len);
+		if (p->fd[c] >= 0)
+			close(p->fd[c]);
+	}
+	free(p);
+}
+
+/* ---- truth ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int exec_truth_init(struct exec_truth *tr, pid_t pid)
+{
+	char path[64];
+
+	memset(tr, 0, sizeof(*tr));
+	tr->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	tr->from_stat = access(path, R_OK) != 0;
+	return 0;
+}
+
+static int open_tid(const struct exec_truth *tr, pid_t tid)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)tr->pid, (int)tid,
+		 tr->from_stat ? "stat" : "schedstat");
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The thread's CPU time now, or -1 when it is gone. */
+static int read_cpu(const struct exec_truth *tr, int fd, uint64_t *ns)
+{
+	char buf[1024];
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (k <= 0)
+		return -1;
+	buf[k] = 0;
+	if (!tr->from_stat) {
+		*ns = strtoull(buf, NULL, 10);
+		return 0;
+	}
+	/* stat: fields 14 and 15 (utime, stime) after the ")" that ends the name */
+	const char *q = strrchr(buf, ')');
+	unsigned long long ut, st;
+	if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	*ns = (uint64_t)((double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
+struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid)
+{
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->t[i].tid == tid)
+			return &tr->t[i];
+	if (tr->n == EXEC_MAX_TIDS)
+		return NULL;
+	struct exec_tid *t = &tr->t[tr->n++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->fd = -1;
+	return t;
+}
+
+void exec_truth_poll(struct exec_truth *tr)
+{
+	char path[64];
+	uint64_t now = mono_ns();
+	DIR *d;
+	struct dirent *de;
+
+	tr->polls++;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tr->pid);
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			pid_t tid = (pid_t)atoi(de->d_name);
+			size_t i = 0;
+			while (i < tr->n && tr->t[i].tid != tid)
+				i++;
+			if (i < tr->n)
+				continue;
+			struct exec_tid *t = exec_truth_tid(tr, tid);
+			if (!t)
+				break;
+			t->fd = open_tid(tr, tid);
+			t->first_ns = now;
+		}
+		closedir(d);
+	}
+	for (size_t i = 0; i < tr->n; i++) {
+		struct exec_tid *t = &tr->t[i];
+		uint64_t ns;
+		if (t->fd < 0)
+			continue;
+		if (read_cpu(tr, t->fd, &ns) != 0) {
+			close(t->fd);
+			t->fd = -1;
+			continue;
+		}
+		t->cpu_ns = ns;
+		t->last_ns = now;
+	}
+}
+
+void exec_truth_close(struct exec_truth *tr)
+{
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->t[i].fd >= 0) {
+			close(tr->t[i].fd);
+			tr->t[i].fd = -1;
+		}
+}
+
+/* ---- symbolization ---- */
+
+size_t exec_read_maps(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	size_t n = 0;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (n < len && (k = read(fd, buf + n, len - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	return n;
+}
+
+static const Dwfl_Callbacks maps_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void resolve(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	snprintf(out->module, sizeof(out->module), "?");
+	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)pc) : NULL;
+	if (!mod)
+		return;
+	const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (mname) {
+		const char *base = strrchr(mname, '/');
+		snprintf(out->module, sizeof(out->module), "%s", base ? base + 1 : mname);
+	}
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, (GElf_Addr)pc, &off, &sym, NULL, NULL, NULL);
+	if (!name)
+		return;
+	snprintf(out->function, sizeof(out->function), "%s", name);
+	out->offset = off;
+}
+
+int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
+		   struct sb_symbol **syms, size_t *nsyms)
+{
+	uint64_t *pcs = malloc((n + 1) * sizeof(*pcs));
+	Dwfl *dwfl = NULL;
+	size_t k = 0;
+
+	*syms = NULL;
+	*nsyms = 0;
+	if (!pcs)
+		return -1;
+	memcpy(pcs, frames, n * sizeof(*pcs));
+	qsort(pcs, n, sizeof(*pcs), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || pcs[i] != pcs[k - 1])
+			pcs[k++] = pcs[i];
+	*syms = calloc(k + 1, sizeof(**syms));
+	if (!*syms) {
+		free(pcs);
+		return -1;
+	}
+	if (maps && mapslen > 0) {
+		FILE *f = fmemopen((void *)maps, mapslen, "r");
+		dwfl = f ? dwfl_begin(&maps_callbacks) : NULL;
+		if (dwfl) {
+			dwfl_report_begin(dwfl);
+			if (dwfl_linux_proc_maps_report(dwfl, f) != 0) {
+				dwfl_end(dwfl);
+				dwfl = NULL;
+			} else {
+				dwfl_report_end(dwfl, NULL, NULL);
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	/* The vdso cannot be opened by path, but every process of this kernel maps the same
+	 * image: PCs in the program's [vdso] are resolved at the same offset in ours. */
+	unsigned long long vlo = 0, vhi = 0;
+	const char *v = maps && mapslen ? memmem(maps, mapslen, "[vdso]", 6) : NULL;
+	if (v) {
+		while (v > maps && v[-1] != '\n')
+			v--;
+		if (sscanf(v, "%llx-%llx", &vlo, &vhi) != 2)
+			vlo = vhi = 0;
+	}
+	uint64_t own_vdso = getauxval(AT_SYSINFO_EHDR);
+	struct sb_symbolizer *self = NULL;
+	for (size_t i = 0; i < k; i++) {
+		struct sb_symbol *out = &(*syms)[i];
+		resolve(dwfl, pcs[i], out);
+		if (pcs[i] < vlo || pcs[i] >= vhi || !own_vdso)
+			continue;
+		if (!self)
+			self = symbolizer_new();
+		if (self)
+			symbolize(self, own_vdso + (pcs[i] - vlo), out);
+		out->pc = pcs[i];
+		snprintf(out->module, sizeof(out->module), "[vdso]");
+	}
+	symbolizer_free(self);
+	*nsyms = k;
+	if (dwfl)
+		dwfl_end(dwfl);
+	free(pcs);
+	return 0;
+}

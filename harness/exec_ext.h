@@ -1,0 +1,66 @@
+/* exec_ext.h - what `sampbench exec` does from outside the program: perf_event_open on
+ * its pid, per-thread CPU truth from /proc, and symbolization from a copy of its maps. */
+#ifndef SB_EXEC_EXT_H
+#define SB_EXEC_EXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../analysis/symbolize.h"
+#include "../sampler/sample.h"
+#include "run.h"
+
+/* ---- perf from outside ---- */
+
+struct exec_perf;
+
+/* Opens task-clock sampling events on pid, one per CPU, inherited by the threads it
+ * creates and enabled when it calls execve (so the child must open them before it
+ * execs). Returns NULL with one line in err. */
+struct exec_perf *exec_perf_open(pid_t pid, double hz, char *err, size_t errlen);
+/* Moves every record in the rings into sink (samples of pid only). */
+void exec_perf_drain(struct exec_perf *p, struct sb_sink *sink);
+/* Writes up to max counters (static names) into names/values, returns how many. */
+int exec_perf_stats(const struct exec_perf *p, const char **names, double *values, int max);
+void exec_perf_close(struct exec_perf *p);
+
+/* ---- per-thread CPU truth from /proc ---- */
+
+#define EXEC_MAX_TIDS 4096
+
+struct exec_tid {
+	pid_t tid;
+	int helper;          /* a sampler thread, not the program's */
+	int fd;              /* /proc/PID/task/TID/schedstat (or stat), -1 once it is gone */
+	uint64_t cpu_ns;     /* last value read */
+	uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC when first and last seen alive */
+};
+
+struct exec_truth {
+	pid_t pid;
+	int from_stat;       /* schedstat unreadable: utime+stime in clock ticks */
+	size_t n;            /* in order of appearance */
+	uint64_t polls;
+	struct exec_tid t[EXEC_MAX_TIDS];
+};
+
+/* Starts following pid's threads. Returns 0 or -1. */
+int exec_truth_init(struct exec_truth *tr, pid_t pid);
+/* Reads every live thread's CPU time (sum_exec_runtime) now; new threads are appended. */
+void exec_truth_poll(struct exec_truth *tr);
+/* The entry of tid, appended (cpu 0) when it was never seen; NULL when the table is full. */
+struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid);
+void exec_truth_close(struct exec_truth *tr);
+
+/* ---- symbolization ---- */
+
+/* Reads /proc/PID/maps into buf (at most len bytes). Returns bytes read, 0 on failure. */
+size_t exec_read_maps(pid_t pid, char *buf, size_t len);
+/* Symbolizes every distinct PC of frames[0..n) against a /proc/PID/maps text (libdw
+ * opens each mapped file by path). Unknown PCs get hex names. *syms is malloc'd, sorted
+ * by pc. Returns 0 or -1 (out of memory). */
+int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
+		   struct sb_symbol **syms, size_t *nsyms);
+
+#endif

@@ -1,0 +1,323 @@
+/* test_exec.c - `sampbench exec` end to end: a small multithreaded program and xz,
+ * profiled through the LD_PRELOAD agent (mach, ctimer) and from outside (perf), against
+ * the per-thread CPU truth from /proc. Also: the program's exit code, stdout and errno
+ * pass through untouched, its own SIGPROF handler wins, bad input exits 2.
+ *
+ * Bounds are wide (a noisy 2-core VM): magnitude_error < 0.15 as the issue asks, every
+ * thread that used a fair amount of CPU has samples. The agent is never built with
+ * sanitizers, so these tests run under SANITIZE too (only sampbench is instrumented). */
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../harness/run.h"
+#include "../results/h5io.h"
+
+#define BIG_THREAD_NS 100000000ull /* threads with >= 100 ms of CPU must have samples */
+
+static char build[256], bin[512], spin[512], sigprof[512], plugin[512];
+static char tmpdir[] = "/tmp/sbexec.XXXXXX";
+
+/* Runs bin with args; stdout and stderr into the given buffers (either may be NULL).
+ * Returns the exit status, or 128+signal. */
+static int run(char *out, size_t outlen, char *err, size_t errlen, const char *const *args)
+{
+	char opath[700], epath[700];
+	snprintf(opath, sizeof(opath), "%s/stdout", tmpdir);
+	snprintf(epath, sizeof(epath), "%s/stderr", tmpdir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(o, 1);
+		dup2(e, 2);
+		const char *argv[40] = { bin };
+		for (int i = 0; args[i] && i < 38; i++)
+			argv[i + 1] = args[i];
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	const char *paths[2] = { opath, epath };
+	char *bufs[2] = { out, err };
+	size_t lens[2] = { outlen, errlen };
+	for (int k = 0; k < 2; k++) {
+		if (!bufs[k])
+			continue;
+		FILE *f = fopen(paths[k], "r");
+		size_t n = f ? fread(bufs[k], 1, lens[k] - 1, f) : 0;
+		bufs[k][n] = 0;
+		if (f)
+			fclose(f);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void read_runs(const char *path, struct sb_run **runs, size_t *n)
+{
+	char err[256];
+	struct sb_host host;
+	int rc = h5_read(path, &host, runs, n, 1, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "h5_read: %s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static void free_runs(struct sb_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_free(&runs[i]);
+	free(runs);
+}
+
+/* Every run ok, magnitude within 15 %, every busy thread sampled. Returns the busy
+ * thread count of the first run. */
+static size_t check_runs(const struct sb_run *runs, size_t n, size_t want_runs,
+			 size_t min_busy)
+{
+	size_t busy0 = 0;
+	assert_int_equal(n, want_runs);
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_run *r = &runs[i];
+		size_t busy = 0;
+		if (r->status != SB_RUN_OK)
+			fprintf(stderr, "%s: %s\n", r->sampler, r->reason);
+		assert_int_equal(r->status, SB_RUN_OK);
+		assert_true(r->nsamples > 0);
+		for (size_t k = 0; k < r->nthread_rows; k++) {
+			const struct sb_thread_row *t = &r->thread_rows[k];
+			if (t->cpu_ns < BIG_THREAD_NS)
+				continue;
+			busy++;
+			if (t->samples == 0)
+				fprintf(stderr, "%s: thread %d (tid %d, %.0f ms CPU) has no samples\n",
+					r->sampler, t->index, t->tid, (double)t->cpu_ns / 1e6);
+			assert_true(t->samples > 0);
+		}
+		assert_true(busy >= min_busy);
+		fprintf(stderr, "  %-8s samples %5zu  magnitude_error %.3f  thread_tvd %.3f\n",
+			r->sampler, r->nsamples, r->metrics.magnitude_error, r->metrics.thread_tvd);
+		assert_false(isnan(r->metrics.magnitude_error));
+		assert_true(r->metrics.magnitude_error < 0.15);
+		/* the program's own functions are named: symbolization used its layout */
+		int named = 0;
+		for (size_t k = 0; k < r->nsymbols; k++)
+			named |= strstr(r->symbols[k].function, "spin") != NULL ||
+				 strstr(r->symbols[k].module, "lzma") != NULL;
+		assert_true(named);
+		if (i == 0)
+			busy0 = busy;
+	}
+	return busy0;
+}
+
+/* spin: 3 workers + main; stdout is exactly the program's one line; exit 0 means no
+ * thread saw errno change under sampling. */
+static void test_spin_mach_ctimer_perf(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700];
+	snprintf(h5, sizeof(h5), "%s/spin.h5", tmpdir);
+	int rc = run(out, sizeof(out), err, sizeof(err),
+		     ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", spin, "3", "0.4"));
+	if (rc != 0)
+		fprintf(stderr, "%s", err);
+	assert_int_equal(rc, 0);
+	/* once per sampler, and nothing else */
+	assert_string_equal(out, "spin: 3 threads done\nspin: 3 threads done\nspin: 3 threads done\n");
+	assert_non_null(strstr(err, "magn_err")); /* the table goes to stderr */
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_int_equal(check_runs(runs, n, 3, 4), 4);
+	assert_string_equal(runs[0].sampler, "mach");
+	assert_string_equal(runs[2].sampler, "perf");
+	assert_non_null(strstr(runs[0].workload, "spin 3 0.4"));
+	free_runs(runs, n);
+}
+
+/* exit 3 passes through, and is recorded; itimer too keeps errno intact. */
+static void test_exit_code_passes_through(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700];
+	snprintf(h5, sizeof(h5), "%s/exit.h5", tmpdir);
+	int rc = run(out, sizeof(out), err, sizeof(err),
+		     ARGS("exec", "--sampler", "itimer", "--hz", "250", "-o", h5, "--", spin, "1",
+			  "0.1", "3"));
+	assert_int_equal(rc, 3);
+	assert_string_equal(out, "spin: 1 threads done\n");
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(runs[0].status, SB_RUN_OK);
+	assert_true(run_stat(&runs[0], "exit_code") == 3);
+	free_runs(runs, n);
+}
+
+/* The program takes SIGPROF: ctimer stops with one line, the program's handler stays,
+ * the run is marked failed with the reason. */
+static void test_program_signal_handler_wins(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700];
+	snprintf(h5, sizeof(h5), "%s/sig.h5", tmpdir);
+	int rc = run(out, sizeof(out), err, sizeof(err),
+		     ARGS("exec", "--sampler", "ctimer", "-o", h5, "--", sigprof));
+	assert_int_equal(rc, 0); /* 1 would mean its handler was not in place */
+	assert_string_equal(out, "");
+	assert_non_null(strstr(err, "sampbench-agent: the program installs its own SIGPROF"));
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_int_equal(runs[0].status, SB_RUN_FAILED);
+	assert_non_null(strstr(runs[0].reason, "signal"));
+	free_runs(runs, n);
+}
+
+/* A plugin runs through the agent like a built-in. */
+static void test_plugin_under_exec(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700];
+	snprintf(h5, sizeof(h5), "%s/plugin.h5", tmpdir);
+	int rc = run(out, sizeof(out), err, sizeof(err),
+		     ARGS("exec", "--sampler", plugin, "-o", h5, "--", spin, "2", "0.3"));
+	if (rc != 0)
+		fprintf(stderr, "%s", err);
+	assert_int_equal(rc, 0);
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_string_equal(runs[0].sampler, "ctimer-plugin");
+	check_runs(runs, n, 1, 2);
+	free_runs(runs, n);
+}
+
+/* ~32 MiB of mutated repeats: compressible enough that xz -1 takes a second or two. */
+static int make_input(const char *path)
+{
+	enum { BLOCK = 64 * 1024, TOTAL = 32 * 1024 * 1024 };
+	static unsigned char blk[BLOCK], cur[BLOCK];
+	uint64_t x = 88172645463325252ull;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < BLOCK; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		blk[i] = (unsigned char)x;
+	}
+	for (size_t done = 0; done < TOTAL; done += BLOCK) {
+		memcpy(cur, blk, BLOCK);
+		for (int k = 0; k < 64; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			cur[x % BLOCK] = (unsigned char)(x >> 32);
+		}
+		if (fwrite(cur, 1, BLOCK, f) != BLOCK) {
+			fclose(f);
+			return -1;
+		}
+	}
+	return fclose(f);
+}
+
+/* A real Debian program: xz -T2 runs a main thread and two workers that liblzma starts
+ * with every signal blocked (the agent keeps the sampler's signal open). Its compressed
+ * output on stdout must be intact. */
+static void test_xz(void **state)
+{
+	(void)state;
+	char in[700], h5[700], err[16384];
+	if (access("/usr/bin/xz", X_OK) != 0) {
+		skip(); /* xz-utils not installed */
+		return;
+	}
+	snprintf(in, sizeof(in), "%s/input.bin", tmpdir);
+	snprintf(h5, sizeof(h5), "%s/xz.h5", tmpdir);
+	assert_int_equal(make_input(in), 0);
+	int rc = run(NULL, 0, err, sizeof(err),
+		     ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", "xz", "-T2",
+			  "-1", "-c", in));
+	if (rc != 0)
+		fprintf(stderr, "%s", err);
+	assert_int_equal(rc, 0);
+	/* stdout holds the last run's .xz stream: its magic and a plausible size */
+	char opath[700];
+	snprintf(opath, sizeof(opath), "%s/stdout", tmpdir);
+	FILE *f = fopen(opath, "r");
+	unsigned char magic[6] = { 0 };
+	assert_non_null(f);
+	assert_int_equal(fread(magic, 1, 6, f), 6);
+	fclose(f);
+	assert_memory_equal(magic, "\xfd" "7zXZ\0", 6);
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	check_runs(runs, n, 3, 2); /* at least the two workers are busy */
+	free_runs(runs, n);
+	unlink(in);
+	unlink(opath);
+}
+
+static void expect_usage(const char *want, const char *const *args)
+{
+	char err[4096];
+	int rc = run(NULL, 0, err, sizeof(err), args);
+	assert_int_equal(rc, 2);
+	if (!strstr(err, want))
+		fprintf(stderr, "got: %s", err);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strchr(err, '\n'));
+	assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	expect_usage("unknown sampler 'nosuch'", ARGS("exec", "--sampler", "nosuch", "--", "true"));
+	expect_usage("missing the command", ARGS("exec", "--sampler", "mach"));
+	expect_usage("command not found", ARGS("exec", "--sampler", "mach", "--", "/nonexistent/x"));
+	expect_usage("missing --sampler", ARGS("exec", "--", "true"));
+	expect_usage("cannot load sampler plugin", ARGS("exec", "--sampler", "./nope.so", "--", "true"));
+}
+
+int main(void)
+{
+	const char *b = getenv("BUILD");
+	snprintf(build, sizeof(build), "%s", b && *b ? b : "build");
+	snprintf(bin, sizeof(bin), "%s/sampbench", build);
+	snprintf(spin, sizeof(spin), "%s/tests/progs/spin", build);
+	snprintf(sigprof, sizeof(sigprof), "%s/tests/progs/sigprof", build);
+	snprintf(plugin, sizeof(plugin), "%s/examples/ctimer_plugin.so", build);
+	if (!mkdtemp(tmpdir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_spin_mach_ctimer_perf),
+		cmocka_unit_test(test_exit_code_passes_through),
+		cmocka_unit_test(test_program_signal_handler_wins),
+		cmocka_unit_test(test_plugin_under_exec),
+		cmocka_unit_test(test_xz),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}
