@@ -4,8 +4,9 @@
  * thread) but mallocs and frees a block in the SIGPROF handler, which POSIX forbids:
  * malloc is not async-signal-safe. When the signal lands while the thread holds its malloc
  * arena lock (malloclock keeps threads in the allocator), the handler's malloc waits on
- * that lock forever: the thread deadlocks on itself. The block is larger than glibc's
- * tcache limit so it always goes through the arena and its lock. tests/test_watchdog.c
+ * that lock forever: the thread deadlocks on itself. The first block is larger than glibc's
+ * tcache limit so it always goes through the arena and its lock; a second, large one
+ * does the same for allocators with bigger thread caches (ASan's). tests/test_watchdog.c
  * proves the runner's watchdog turns that hang into a failed run. Hidden from `list`. */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,9 @@
 #endif
 
 #define BROKEN_ALLOC_MIN 2048 /* above tcache's 1032-byte limit: always takes the lock */
+/* Large blocks reach the locks of allocators with thread caches too (ASan's: its secondary
+ * allocator and its quarantine, which a large free soon drains under a global mutex). */
+#define BROKEN_ALLOC_BIG (256 * 1024)
 
 static struct sb_sink *broken_sink;
 static uint32_t broken_max_depth;
@@ -48,9 +52,13 @@ static void broken_handler(int sig, siginfo_t *si, void *ucp)
 	/* The bug under test: allocating inside a signal handler. */
 	uint64_t n = atomic_fetch_add_explicit(&broken_allocs, 1, memory_order_relaxed);
 	volatile char *p = malloc(BROKEN_ALLOC_MIN + (n % 8) * 1024);
+	volatile char *big = malloc(BROKEN_ALLOC_BIG);
 	if (p)
 		p[0] = 1;
+	if (big)
+		big[0] = 1;
 	free((void *)p);
+	free((void *)big);
 	errno = saved_errno;
 	sigsample_record(broken_sink, ucp, t0, (double)broken_period_ns, NAN, broken_max_depth,
 			 &broken_counters);
