@@ -1,0 +1,282 @@
+/* export.c - folded stacks and gperftools CPU profiles from a run (see export.h). */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sampler/cpuprofile.h"
+
+#define NAME_LEN (SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 8)
+
+static const uint64_t unknown_stack[1] = { EXPORT_UNKNOWN_PC };
+
+/* The stack of sample i, leaf first: its frames, or [EXPORT_UNKNOWN_PC] when it has none
+ * (no frames, a leaf PC of 0, or an offset outside frames). */
+static const uint64_t *sample_stack(const struct sb_run *r, size_t i, uint32_t *depth)
+{
+	const struct sb_sample *s = &r->samples[i];
+
+	if (s->depth == 0 || s->frame_offset > r->nframes ||
+	    s->depth > r->nframes - s->frame_offset || r->frames[s->frame_offset] == 0) {
+		*depth = 1;
+		return unknown_stack;
+	}
+	*depth = s->depth > CPUPROFILE_MAX_DEPTH ? CPUPROFILE_MAX_DEPTH : s->depth;
+	return &r->frames[s->frame_offset];
+}
+
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (*s == ';' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
+}
+
+/* Writes the name of pc (see export.h). */
+void export_frame_name(const struct sb_run *r, uint64_t pc, unsigned flags, char *buf,
+		       size_t len)
+{
+	const struct sb_symbol *sym = symbol_find(r->symbols, r->nsymbols, pc);
+
+	if (pc == EXPORT_UNKNOWN_PC && !sym) {
+		snprintf(buf, len, "[unknown]");
+		return;
+	}
+	if (!sym || !sym->function[0] || strncmp(sym->function, "0x", 2) == 0) {
+		snprintf(buf, len, "0x%" PRIx64, pc);
+		return;
+	}
+	int kernel = strcmp(sym->module, "[kernel]") == 0;
+	int with_module = (flags & EXPORT_MODULE) && !kernel && sym->module[0] &&
+			  strcmp(sym->module, "?") != 0;
+	snprintf(buf, len, "%s%s%s%s", with_module ? sym->module : "", with_module ? "!" : "",
+		 sym->function, kernel ? "_[k]" : "");
+	sanitize(buf);
+}
+
+/* A growable string. */
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_append(struct strbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p)
+			return -1;
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The folded line (without the count) of sample i of r, malloc'd. */
+static char *folded_line(const struct sb_run *r, size_t i, unsigned flags)
+{
+	struct strbuf b = { 0 };
+	char name[NAME_LEN];
+	uint32_t depth;
+	const uint64_t *pcs = sample_stack(r, i, &depth);
+
+	if (flags & EXPORT_LABEL) {
+		snprintf(name, sizeof(name), "%s/%s/t%d/%ghz/rep%d/run%lld", r->sampler,
+			 r->workload, r->threads, r->hz, r->repetition, (long long)r->run_id);
+		sanitize(name);
+		if (sb_append(&b, name) < 0)
+			goto fail;
+	}
+	for (uint32_t d = depth; d-- > 0;) {
+		export_frame_name(r, pcs[d], flags, name, sizeof(name));
+		if ((b.len && sb_append(&b, ";") < 0) || sb_append(&b, name) < 0)
+			goto fail;
+	}
+	if (!b.s && sb_append(&b, "") < 0)
+		goto fail;
+	return b.s;
+fail:
+	free(b.s);
+	return NULL;
+}
+
+/* Writes folded stacks (see export.h). */
+int64_t export_folded(FILE *out, const struct sb_run *runs, size_t n, unsigned flags)
+{
+	size_t total = 0, k = 0;
+	char **lines = NULL;
+	int64_t ret = -1;
+
+	for (size_t i = 0; i < n; i++)
+		total += runs[i].nsamples;
+	lines = calloc(total ? total : 1, sizeof(*lines));
+	if (!lines)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < runs[i].nsamples; j++, k++)
+			if (!(lines[k] = folded_line(&runs[i], j, flags)))
+				goto cleanup;
+	qsort(lines, total, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < total;) {
+		size_t j = i + 1;
+		while (j < total && strcmp(lines[j], lines[i]) == 0)
+			j++;
+		if (fprintf(out, "%s %zu\n", lines[i], j - i) < 0)
+			goto cleanup;
+		i = j;
+	}
+	ret = (int64_t)total;
+cleanup:
+	for (size_t i = 0; i < k; i++)
+		free(lines[i]);
+	free(lines);
+	return ret;
+}
+
+/* Orders sample indices by stack (depth, then PCs), so equal stacks are adjacent. */
+static int cmp_stack(const void *a, const void *b, void *arg)
+{
+	const struct sb_run *r = arg;
+	uint32_t da, db;
+	const uint64_t *pa = sample_stack(r, *(const size_t *)a, &da);
+	const uint64_t *pb = sample_stack(r, *(const size_t *)b, &db);
+
+	if (da != db)
+		return da < db ? -1 : 1;
+	for (uint32_t i = 0; i < da; i++)
+		if (pa[i] != pb[i])
+			return pa[i] < pb[i] ? -1 : 1;
+	return 0;
+}
+
+/* One module's PC range, for the synthetic maps. */
+struct module_range {
+	const char *name;
+	uint64_t lo, hi;
+	size_t nsyms;
+};
+
+/* Synthetic /proc/self/maps text: one r-xp line per module of r's symbols, covering its
+ * PCs (page aligned), named "[module]". The objects of the profiled process may be gone or
+ * rebuilt, and its load addresses are not recorded, so the lines tell a reader which module
+ * a PC range was without sending pprof to symbolize against a file (bracketed names are
+ * not paths to pprof: it shows addresses, and the symbols section gives names). Returns
+ * malloc'd text or NULL. */
+static char *synthetic_maps(const struct sb_run *r, const char **main_module)
+{
+	struct module_range *m = calloc(r->nsymbols + 1, sizeof(*m));
+	size_t nm = 0, best = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+
+	*main_module = "sampbench";
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < r->nsymbols; i++) {
+		const struct sb_symbol *s = &r->symbols[i];
+		size_t j;
+		if (!s->module[0] || strcmp(s->module, "?") == 0)
+			continue;
+		for (j = 0; j < nm && strcmp(m[j].name, s->module) != 0; j++)
+			;
+		if (j == nm)
+			m[nm++] = (struct module_range){ s->module, s->pc, s->pc, 0 };
+		if (s->pc < m[j].lo)
+			m[j].lo = s->pc;
+		if (s->pc > m[j].hi)
+			m[j].hi = s->pc;
+		m[j].nsyms++;
+	}
+	f = open_memstream(&text, &len);
+	if (!f)
+		goto cleanup;
+	for (size_t j = 0; j < nm; j++) {
+		uint64_t lo = m[j].lo & ~(uint64_t)0xfff;
+		uint64_t hi = (m[j].hi | 0xfff) + (m[j].hi == UINT64_MAX ? 0 : 1);
+		fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 00:00 0 [%s]\n",
+			lo, hi, m[j].name);
+		if (strcmp(m[j].name, "[kernel]") != 0 && m[j].nsyms > m[best].nsyms)
+			best = j;
+	}
+	if (nm)
+		*main_module = m[best].name;
+	if (fclose(f) != 0) {
+		free(text);
+		text = NULL;
+	}
+cleanup:
+	free(m);
+	return text;
+}
+
+/* pprof's "--- symbol" section: every known PC of r, then the marker of the profile. */
+static int write_symbols(FILE *out, const struct sb_run *r, const char *binary)
+{
+	char name[NAME_LEN];
+
+	fprintf(out, "--- symbol\nbinary=%s\n", binary);
+	fprintf(out, "0x%016x [unknown]\n", EXPORT_UNKNOWN_PC);
+	for (size_t i = 0; i < r->nsymbols; i++) {
+		if (r->symbols[i].pc == EXPORT_UNKNOWN_PC)
+			continue;
+		export_frame_name(r, r->symbols[i].pc, 0, name, sizeof(name));
+		fprintf(out, "0x%016" PRIx64 " %s\n", r->symbols[i].pc, name);
+	}
+	return fprintf(out, "---\n--- profile\n") < 0 ? -1 : 0;
+}
+
+/* Writes a gperftools CPU profile (see export.h). */
+int64_t export_pprof(FILE *out, const struct sb_run *r, int symbols)
+{
+	uint64_t period_us = r->hz > 0 ? (uint64_t)(1e6 / r->hz + 0.5) : 10000;
+	const char *binary;
+	size_t *idx = NULL;
+	char *maps = NULL;
+	int64_t ret = -1;
+
+	if (period_us < 1)
+		period_us = 1;
+	maps = synthetic_maps(r, &binary);
+	idx = malloc((r->nsamples ? r->nsamples : 1) * sizeof(*idx));
+	if (!maps || !idx)
+		goto cleanup;
+	for (size_t i = 0; i < r->nsamples; i++)
+		idx[i] = i;
+	qsort_r(idx, r->nsamples, sizeof(*idx), cmp_stack, (void *)r);
+	if (symbols && write_symbols(out, r, binary) < 0)
+		goto cleanup;
+	if (cpuprofile_write_header(out, period_us) < 0)
+		goto cleanup;
+	for (size_t i = 0; i < r->nsamples;) {
+		size_t j = i + 1;
+		uint32_t depth;
+		const uint64_t *pcs = sample_stack(r, idx[i], &depth);
+		while (j < r->nsamples && cmp_stack(&idx[i], &idx[j], (void *)r) == 0)
+			j++;
+		if (cpuprofile_write_record(out, j - i, pcs, depth) < 0)
+			goto cleanup;
+		i = j;
+	}
+	if (cpuprofile_write_trailer(out, maps, strlen(maps)) < 0)
+		goto cleanup;
+	ret = (int64_t)r->nsamples;
+cleanup:
+	free(idx);
+	free(maps);
+	return ret;
+}

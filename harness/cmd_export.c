@@ -1,0 +1,198 @@
+/* cmd_export.c - `sampbench export`: a run's stacks as folded stacks or a gperftools CPU
+ * profile (analysis/export.h), written to a temp file and renamed into place. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/export.h"
+#include "../results/h5io.h"
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: sampbench export --format FMT FILE.h5 [--run ID] [-o OUT]\n"
+	"\n"
+	"Writes the stacks of a run in another profiler's format, symbolized from the run's\n"
+	"symbols table (the profiled binary is not needed).\n"
+	"\n"
+	"  -F, --format FMT   folded: one 'root;...;leaf count' line per unique stack\n"
+	"                     (flamegraph.pl, speedscope); without --run, every run of the\n"
+	"                     file under a root frame naming the run\n"
+	"                     pprof: gperftools legacy CPU profile (google-pprof, libprofiler\n"
+	"                     readers); needs --run (or a file of one run) and -o\n"
+	"                     pprof-symbols: the same behind pprof's '--- symbol' section, so\n"
+	"                     'google-pprof --text OUT' prints function names\n"
+	"  -r, --run ID       run id (see 'sampbench show FILE.h5')\n"
+	"  -m, --module       folded: name frames module!function\n"
+	"  -o, --output OUT   output file (default: standard output for folded)\n"
+	"  -h, --help         this help\n";
+
+enum format { FMT_FOLDED, FMT_PPROF, FMT_PPROF_SYMBOLS };
+
+/* Opens a temp file beside path; *tmp receives its name (malloc'd). */
+static FILE *open_temp(const char *path, char **tmp)
+{
+	size_t len = strlen(path) + 16;
+	int fd;
+	FILE *f;
+
+	*tmp = malloc(len);
+	if (!*tmp)
+		return NULL;
+	snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	f = fdopen(fd, "wb");
+	if (!f) {
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return f;
+}
+
+/* `sampbench export`: see usage_text. */
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'F' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "module", no_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *output = NULL, *input;
+	long run_id = -1;
+	unsigned flags = 0;
+	struct sb_host host;
+	struct sb_run *runs = NULL, *sel;
+	size_t nruns = 0, nsel;
+	char err[512], *tmp = NULL;
+	FILE *out = NULL;
+	int64_t written;
+	enum format fmt;
+	int c, ret = SB_EXIT_USAGE;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "F:r:mo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			format = optarg;
+			break;
+		case 'r':
+			if (sb_parse_int("--run", optarg, 0, LONG_MAX, &run_id))
+				return SB_EXIT_USAGE;
+			break;
+		case 'm':
+			flags |= EXPORT_MODULE;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return SB_EXIT_OK;
+		default:
+			sb_err("bad option (see 'sampbench export --help')");
+			return SB_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		sb_err("missing input FILE.h5 (see 'sampbench export --help')");
+		return SB_EXIT_USAGE;
+	}
+	if (optind != argc - 1) {
+		sb_err("one input file expected, got %d", argc - optind);
+		return SB_EXIT_USAGE;
+	}
+	input = argv[optind];
+	if (!format) {
+		sb_err("missing --format (folded, pprof or pprof-symbols)");
+		return SB_EXIT_USAGE;
+	}
+	if (strcmp(format, "folded") == 0)
+		fmt = FMT_FOLDED;
+	else if (strcmp(format, "pprof") == 0)
+		fmt = FMT_PPROF;
+	else if (strcmp(format, "pprof-symbols") == 0)
+		fmt = FMT_PPROF_SYMBOLS;
+	else {
+		sb_err("unknown format '%s' (folded, pprof or pprof-symbols)", format);
+		return SB_EXIT_USAGE;
+	}
+	if (fmt != FMT_FOLDED && !output) {
+		sb_err("--format %s needs -o FILE (the profile is binary)", format);
+		return SB_EXIT_USAGE;
+	}
+	if (h5_read(input, &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
+		sb_err("cannot read %s: %s", input, err);
+		return SB_EXIT_USAGE;
+	}
+
+	sel = runs;
+	nsel = nruns;
+	if (run_id >= 0) {
+		for (nsel = 0; nsel < nruns && runs[nsel].run_id != run_id; nsel++)
+			;
+		if (nsel == nruns) {
+			sb_err("no run %ld in %s (see 'sampbench show %s')", run_id, input, input);
+			goto cleanup;
+		}
+		sel = &runs[nsel];
+		nsel = 1;
+	} else if (nruns == 0) {
+		sb_err("no runs in %s", input);
+		goto cleanup;
+	} else if (fmt != FMT_FOLDED && nruns > 1) {
+		sb_err("%s holds %zu runs, pick one with --run", input, nruns);
+		goto cleanup;
+	}
+	if (fmt == FMT_FOLDED && nsel > 1)
+		flags |= EXPORT_LABEL;
+
+	ret = SB_EXIT_FAIL;
+	out = output && strcmp(output, "-") != 0 ? open_temp(output, &tmp) : stdout;
+	if (!out) {
+		sb_err("cannot create %s: %s", output, strerror(errno));
+		goto cleanup;
+	}
+	if (fmt == FMT_FOLDED)
+		written = export_folded(out, sel, nsel, flags);
+	else
+		written = export_pprof(out, sel, fmt == FMT_PPROF_SYMBOLS);
+	if (written < 0 || fflush(out) != 0 || ferror(out)) {
+		sb_err("cannot write %s: %s", tmp ? output : "standard output", strerror(errno));
+		goto cleanup;
+	}
+	if (tmp) {
+		int rc = fclose(out);
+		out = NULL;
+		if (rc != 0 || rename(tmp, output) != 0) {
+			sb_err("cannot write %s: %s", output, strerror(errno));
+			goto cleanup;
+		}
+		free(tmp);
+		tmp = NULL;
+	}
+	ret = SB_EXIT_OK;
+cleanup:
+	if (out && out != stdout)
+		fclose(out);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	for (size_t i = 0; i < nruns; i++)
+		run_free(&runs[i]);
+	free(runs);
+	return ret;
+}

@@ -1,0 +1,380 @@
+/* test_export.c - `sampbench export`: folded stacks (exact text on a synthetic run, totals
+ * and root-first order on a real one), pprof round trips through cpuprofile_parse and
+ * google-pprof, and bad input (exit 2, one line, nothing written). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../analysis/export.h"
+#include "../results/h5io.h"
+#include "../sampler/cpuprofile.h"
+
+static char bin[512];
+static char dir[] = "/tmp/sbexport.XXXXXX";
+static char h5[600];
+static struct sb_run *runs;
+static size_t nruns;
+
+/* Runs bin (or argv[0] when it is absolute) with args, stdout into out (may be NULL), stderr
+ * into err. Returns the exit status. */
+static int run_cmd(char *out, size_t outlen, char *err, size_t errlen, const char *const *args)
+{
+	int po[2], pe[2];
+
+	if (pipe(po) || pipe(pe))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		const char *argv[32] = { args[0][0] == '/' ? args[0] : bin };
+		int skip = args[0][0] == '/';
+		for (int i = skip; args[i] && i < 30; i++)
+			argv[i + 1 - skip] = args[i];
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	/* the outputs here are small: drain stdout, then stderr */
+	size_t n = 0;
+	ssize_t k;
+	char sink[4096];
+	while ((k = read(po[0], out && n + 1 < outlen ? out + n : sink,
+			 out && n + 1 < outlen ? outlen - 1 - n : sizeof(sink))) > 0)
+		if (out && n + 1 < outlen)
+			n += (size_t)k;
+	if (out)
+		out[n] = 0;
+	n = 0;
+	while (n + 1 < errlen && (k = read(pe[0], err + n, errlen - 1 - n)) > 0)
+		n += (size_t)k;
+	err[n] = 0;
+	close(po[0]);
+	close(pe[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Files in dir other than the bench file: nothing half-written may stay behind. */
+static int stray_files(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += strstr(e->d_name, ".tmp") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *b = getenv("BUILD");
+	char err[4096], msg[512];
+
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(h5, sizeof(h5), "%s/e.h5", dir);
+	int rc = run_cmd(NULL, 0, err, sizeof(err),
+			 ARGS("run", "-q", "-s", "itimer,gperftools", "-w", "skewed", "-t", "2",
+			      "-z", "200", "-d", "0.3", "-o", h5));
+	if (rc != 0) {
+		fprintf(stderr, "sampbench run failed (%d): %s", rc, err);
+		return -1;
+	}
+	struct sb_host host;
+	if (h5_read(h5, &host, &runs, &nruns, 1, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[700];
+
+	for (size_t i = 0; i < nruns; i++)
+		run_free(&runs[i]);
+	free(runs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A run built by hand: exact folded text, names, unknowns, kernel frames, sanitizing. */
+static void test_folded_synthetic(void **state)
+{
+	(void)state;
+	struct sb_symbol syms[] = {
+		{ .pc = 0x1000, .module = "app", .function = "main" },
+		{ .pc = 0x2000, .module = "app", .function = "work;x" },
+		{ .pc = 0x3000, .module = "[kernel]", .function = "do_syscall" },
+		{ .pc = 0x4000, .module = "?", .function = "0x4000" },
+	};
+	uint64_t frames[] = { 0x2000, 0x1000, 0x3000, 0x2000, 0x1000, 0x2000, 0x1000, 0x4000 };
+	struct sb_sample samples[] = {
+		{ .depth = 2, .frame_offset = 0 }, /* main;work_x */
+		{ .depth = 3, .frame_offset = 2 }, /* main;work_x;do_syscall_[k] */
+		{ .depth = 2, .frame_offset = 5 }, /* main;work_x again */
+		{ .depth = 0, .frame_offset = 0 }, /* no stack */
+		{ .depth = 1, .frame_offset = 7 }, /* unknown function */
+	};
+	struct sb_run r = {
+		.run_id = 7, .sampler = "itimer", .workload = "skewed", .threads = 2, .hz = 100,
+		.samples = samples, .nsamples = 5, .frames = frames, .nframes = 8,
+		.symbols = syms, .nsymbols = 4,
+	};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(export_folded(f, &r, 1, 0), 5);
+	fclose(f);
+	assert_string_equal(buf, "0x4000 1\n"
+				 "[unknown] 1\n"
+				 "main;work_x 2\n"
+				 "main;work_x;do_syscall_[k] 1\n");
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	assert_int_equal(export_folded(f, &r, 1, EXPORT_MODULE | EXPORT_LABEL), 5);
+	fclose(f);
+	assert_non_null(strstr(buf, "itimer/skewed/t2/100hz/rep0/run7;app!main;app!work_x 2\n"));
+	assert_non_null(strstr(buf, "app!work_x;do_syscall_[k] 1\n"));
+	free(buf);
+}
+
+/* Sums the counts of folded text; checks every line is "stack count" and unique. */
+static uint64_t folded_total(char *text, int *lines)
+{
+	uint64_t total = 0;
+	char *prev = NULL;
+
+	*lines = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strrchr(line, ' ');
+		assert_non_null(sp);
+		char *end;
+		unsigned long long c = strtoull(sp + 1, &end, 10);
+		assert_true(*end == 0 && c >= 1);
+		*sp = 0;
+		if (prev)
+			assert_true(strcmp(prev, line) < 0); /* sorted, so unique */
+		prev = line;
+		total += c;
+		(*lines)++;
+	}
+	return total;
+}
+
+/* A real run: totals match, stacks are root first (thread start before the leaf). */
+static void test_folded_real(void **state)
+{
+	(void)state;
+	static char out[1 << 20];
+	char err[1024];
+	int lines, ordered = 0;
+
+	assert_true(nruns == 2 && runs[0].nsamples > 10);
+	assert_int_equal(run_cmd(out, sizeof(out), err, sizeof(err),
+				 ARGS("export", "--format", "folded", h5, "--run", "0")), 0);
+	/* root first: the thread function comes before the leaf on every line with both */
+	for (char *line = out; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char *fn = strstr(line, "skewed_thread;"), *leaf = strstr(line, ";wl_slot_leaf_");
+		if (fn && leaf) {
+			assert_true(fn < leaf);
+			ordered++;
+		}
+		if (nl)
+			*nl = '\n';
+		line = nl ? nl + 1 : NULL;
+	}
+	assert_true(ordered >= 1);
+	assert_int_equal(folded_total(out, &lines), runs[0].nsamples);
+
+	/* every run, labelled, to a file */
+	char path[700];
+	snprintf(path, sizeof(path), "%s/all.folded", dir);
+	assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
+				 ARGS("export", "-F", "folded", "-o", path, h5)), 0);
+	size_t len;
+	char *all = slurp(path, &len);
+	assert_non_null(all);
+	assert_non_null(strstr(all, "gperftools/skewed/t2/200hz/rep0/run1;"));
+	assert_int_equal(folded_total(all, &lines), runs[0].nsamples + runs[1].nsamples);
+	free(all);
+	assert_int_equal(stray_files(), 0);
+}
+
+/* Sums counts per record for the round trip. */
+static int add_count(const struct cpuprofile_record *rec, void *arg)
+{
+	*(uint64_t *)arg += rec->count;
+	return 0;
+}
+
+/* "Total: N samples" of google-pprof --text, or -1 when pprof is not installed. */
+static long pprof_total(const char *const *args, char *out, size_t outlen)
+{
+	char err[4096];
+
+	if (access("/usr/bin/google-pprof", X_OK) != 0)
+		return -1;
+	int rc = run_cmd(out, outlen, err, sizeof(err), args);
+	if (rc != 0)
+		fail_msg("google-pprof failed (%d): %s", rc, err);
+	const char *t = strstr(out, "Total: ");
+	assert_non_null(t);
+	return strtol(t + 7, NULL, 10);
+}
+
+static void test_pprof_round_trip(void **state)
+{
+	(void)state;
+	char path[700], spath[700], err[1024], msg[256];
+	static char out[1 << 16];
+	struct cpuprofile p;
+	size_t len;
+
+	for (size_t i = 0; i < nruns; i++) {
+		char id[24];
+		snprintf(id, sizeof(id), "%zu", i);
+		snprintf(path, sizeof(path), "%s/run%zu.prof", dir, i);
+		assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
+					 ARGS("export", "--format", "pprof", h5, "--run", id,
+					      "-o", path)), 0);
+		char *buf = slurp(path, &len);
+		assert_non_null(buf);
+		if (cpuprofile_parse(buf, len, &p, msg, sizeof(msg)) < 0)
+			fail_msg("exported profile rejected: %s", msg);
+		uint64_t sum = 0;
+		assert_int_equal(cpuprofile_foreach(&p, add_count, &sum), 0);
+		assert_int_equal(p.total_count, runs[i].nsamples);
+		assert_int_equal(sum, runs[i].nsamples);
+		assert_int_equal(p.period_us, 5000); /* 200 Hz */
+		assert_true(p.maps_len > 0 && memmem(p.maps, p.maps_len, "[sampbench]", 11));
+		free(buf);
+
+		long total = pprof_total(ARGS("/usr/bin/google-pprof", "--text", "/bin/true", path),
+					 out, sizeof(out));
+		if (total >= 0)
+			assert_int_equal(total, (long)runs[i].nsamples);
+	}
+
+	/* the symbolized variant: google-pprof prints names without the binary */
+	snprintf(spath, sizeof(spath), "%s/sym.prof", dir);
+	assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
+				 ARGS("export", "-F", "pprof-symbols", h5, "-r", "0", "-o", spath)), 0);
+	char *buf = slurp(spath, &len);
+	assert_non_null(buf);
+	const char *marker = strstr(buf, "--- profile\n");
+	assert_true(strncmp(buf, "--- symbol\n", 11) == 0 && marker);
+	marker += strlen("--- profile\n");
+	assert_int_equal(cpuprofile_parse(marker, len - (size_t)(marker - buf), &p, msg,
+					  sizeof(msg)), 0);
+	assert_int_equal(p.total_count, runs[0].nsamples);
+	free(buf);
+	long total = pprof_total(ARGS("/usr/bin/google-pprof", "--text", spath), out, sizeof(out));
+	if (total >= 0) {
+		assert_int_equal(total, (long)runs[0].nsamples);
+		assert_non_null(strstr(out, "wl_slot_leaf_0"));
+	}
+	assert_int_equal(stray_files(), 0);
+}
+
+/* Asserts exit 2, one stderr line starting "sampbench: " containing want, no out file. */
+static void expect_bad(const char *want, const char *out, const char *const *args)
+{
+	char err[1024];
+	int rc = run_cmd(NULL, 0, err, sizeof(err), args);
+	char *nl = strchr(err, '\n');
+
+	if (rc != 2 || !nl || nl[1] || !strstr(err, want))
+		fail_msg("want exit 2 and one line with '%s', got exit %d: %s", want, rc, err);
+	assert_int_equal(strncmp(err, "sampbench: ", 11), 0);
+	assert_true(nl > err && nl[-1] != '.');
+	if (out)
+		assert_int_not_equal(access(out, F_OK), 0);
+	assert_int_equal(stray_files(), 0);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	char out[700], junk[700];
+
+	snprintf(out, sizeof(out), "%s/bad.out", dir);
+	snprintf(junk, sizeof(junk), "%s/junk.h5", dir);
+	FILE *f = fopen(junk, "w");
+	assert_non_null(f);
+	fputs("not hdf5\n", f);
+	fclose(f);
+	expect_bad("no run 99", out, ARGS("export", "-F", "folded", h5, "--run", "99", "-o", out));
+	expect_bad("unknown format 'svg'", out, ARGS("export", "-F", "svg", h5, "-o", out));
+	expect_bad("missing --format", out, ARGS("export", h5, "-o", out));
+	expect_bad("cannot read", out, ARGS("export", "-F", "folded", junk, "-o", out));
+	expect_bad("cannot read", out,
+		   ARGS("export", "-F", "folded", "/nonexistent/x.h5", "-o", out));
+	expect_bad("pick one with --run", out, ARGS("export", "-F", "pprof", h5, "-o", out));
+	expect_bad("needs -o", NULL, ARGS("export", "-F", "pprof", h5, "--run", "0"));
+	expect_bad("invalid integer", out,
+		   ARGS("export", "-F", "folded", h5, "--run", "x", "-o", out));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded_synthetic),
+		cmocka_unit_test(test_folded_real),
+		cmocka_unit_test(test_pprof_round_trip),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

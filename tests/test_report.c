@@ -1,0 +1,170 @@
+/* test_report.c - `sampbench report` on small real bench files: every section, every image
+ * a PNG with data, the HTML balanced (analysis/report/check.py judges); the checker itself
+ * catches a broken page and a blank image; bad input gives one line and exit 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PYTHON "/usr/bin/python3"
+#define CHECKER "analysis/report/check.py"
+
+static char bin[512];
+static char dir[] = "/tmp/sbreport.XXXXXX";
+static char out_dir[600];
+
+/* Runs a shell command, its stdout and stderr into out. Returns the exit status. */
+static int sh(char *out, size_t outlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int sh(char *out, size_t outlen, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	size_t n = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (n + 1 < outlen && fgets(out + n, (int)(outlen - n), p))
+		n += strlen(out + n);
+	char sink[512];
+	while (fgets(sink, sizeof(sink), p))
+		;
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *b = getenv("BUILD");
+	char out[8192], samplers[128] = "itimer,ctimer,gperftools";
+
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(out_dir, sizeof(out_dir), "%s/report", dir);
+	if (sh(out, sizeof(out), "%s list", bin) == 0 && strstr(out, "\n  mach "))
+		strcat(samplers, ",mach");
+	/* two files, two thread counts: the report merges them; 200 Hz so that every cell
+	 * expects enough samples for the rate findings */
+	if (sh(out, sizeof(out), "%s run -q -s %s -w skewed -t 4 -z 200 -d 0.25 -r 2 -o %s/a.h5",
+	       bin, samplers, dir) != 0 ||
+	    sh(out, sizeof(out), "%s run -q -s %s -w skewed -t 2 -z 200 -d 0.25 -o %s/b.h5", bin,
+	       samplers, dir) != 0) {
+		fprintf(stderr, "sampbench run failed: %s", out);
+		return -1;
+	}
+	if (sh(out, sizeof(out), "%s report %s/a.h5 %s/b.h5 -o %s", bin, dir, dir, out_dir) != 0) {
+		fprintf(stderr, "sampbench report failed: %s", out);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char out[256];
+	return sh(out, sizeof(out), "rm -rf '%s'", dir);
+}
+
+static void test_report_complete(void **state)
+{
+	(void)state;
+	char out[8192];
+
+	int rc = sh(out, sizeof(out), PYTHON " -B " CHECKER " %s", out_dir);
+	if (rc != 0)
+		fail_msg("report check failed (%d):\n%s", rc, out);
+	assert_non_null(strstr(out, ": 10 sections"));
+	/* findings name the samplers and the numbers behind them */
+	rc = sh(out, sizeof(out), "grep -o '<li class=' %s/index.html | wc -l", out_dir);
+	assert_int_equal(rc, 0);
+	assert_true(atoi(out) >= 3);
+	rc = sh(out, sizeof(out), "grep -o '<li class=[^>]*>itimer [^<]*' %s/index.html", out_dir);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "rate_accuracy"));
+}
+
+/* The checker is what the test relies on: it must fail on a broken page, a blank image and
+ * a missing image (three broken copies of the report, one checker run). */
+static void test_checker_catches(void **state)
+{
+	(void)state;
+	char out[8192];
+
+	assert_int_equal(sh(out, sizeof(out),
+			    "for b in 1 2 3; do rm -rf %s/bad$b && cp -r %s %s/bad$b || exit 1; done"
+			    " && sed -i '0,/<\\/section>/s///' %s/bad1/index.html"
+			    " && " PYTHON " -c \"import numpy, matplotlib.pyplot as p; "
+			    "p.imsave('%s/bad2/rate_threads.png', numpy.ones((300, 400, 3)))\""
+			    " && rm %s/bad3/latency_cdf.png",
+			    dir, out_dir, dir, dir, dir, dir), 0);
+	assert_int_equal(sh(out, sizeof(out), PYTHON " -B " CHECKER " %s/bad1 %s/bad2 %s/bad3",
+			    dir, dir, dir), 1);
+	assert_non_null(strstr(out, "bad1: </body> at line"));
+	assert_non_null(strstr(out, "bad2: image rate_threads.png: blank"));
+	assert_non_null(strstr(out, "bad3: image latency_cdf.png not beside"));
+	assert_null(strstr(out, "report ok"));
+}
+
+/* Asserts exit code want and one "sampbench: " line containing msg. */
+static void expect_error(int want, const char *msg, const char *cmd)
+{
+	char out[4096];
+	int rc = sh(out, sizeof(out), "%s", cmd);
+
+	if (rc != want || count_lines(out) != 1 || !strstr(out, msg) ||
+	    strncmp(out, "sampbench: ", 11) != 0)
+		fail_msg("want exit %d and one line with '%s', got %d: %s", want, msg, rc, out);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	char cmd[2048], out[256];
+
+	snprintf(cmd, sizeof(cmd), "%s report /nonexistent.h5 -o %s/x", bin, dir);
+	expect_error(2, "cannot read /nonexistent.h5", cmd);
+	assert_int_not_equal(sh(out, sizeof(out), "test -e %s/x", dir), 0);
+	snprintf(cmd, sizeof(cmd), "echo junk > %s/junk.h5 && %s report %s/junk.h5 -o %s/x", dir,
+		 bin, dir, dir);
+	expect_error(2, "cannot read", cmd);
+	snprintf(cmd, sizeof(cmd), "%s report %s/a.h5", bin, dir);
+	expect_error(2, "-o/--output", cmd);
+	snprintf(cmd, sizeof(cmd), "SAMPBENCH_ROOT=%s %s report %s/a.h5 -o %s/x", dir, bin, dir,
+		 dir);
+	expect_error(1, "report script", cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_complete),
+		cmocka_unit_test(test_checker_catches),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
