@@ -88,14 +88,26 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 
 check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh
+ifneq ($(GATE_QUICK),0)
+	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
+	$(Q)$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
+	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
+endif
 
 # libFuzzer run of the cpu profile parser (~30 s; skips without clang)
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
+# The default profile into results/runs/<UTC>.h5, then the gate against
+# results/baseline.h5 (budgets only without one): failed and warned checks on screen,
+# every check in <UTC>.gate.txt/.json/.junit.xml; exits 1 on a regression.
 bench: deps $(BIN)
-	@mkdir -p results/runs
-	$(Q)$(BIN) bench -o results/runs/$(shell date -u +%Y%m%dT%H%M%SZ).h5
+	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
+	$(BIN) bench --profile default -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
+	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
+	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
+	rc=$$?; grep -v '^✓' $$run.gate.txt; echo "every check: $$run.gate.txt"; exit $$rc
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -26,6 +26,8 @@ int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 
 #endif

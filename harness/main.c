@@ -9,6 +9,8 @@ static const struct sb_cmd commands[] = {
 	{ "list", cmd_list, "list samplers and workloads" },
 	{ "run", cmd_run, "run samplers on a workload and write an HDF5 file" },
 	{ "bench", cmd_bench, "run the benchmark matrix" },
+	{ "gate", cmd_gate, "check a run file against a baseline and budgets" },
+	{ "baseline", cmd_baseline, "make a run file the gate's baseline" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },

@@ -124,6 +124,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 			fprintf(stderr, "\r[%zu/%zu] %s %s %dt %gHz rep %d ...", i + 1, n,
 				specs[i].sampler->name, specs[i].workload->name, specs[i].threads,
 				specs[i].hz, specs[i].repetition);
+		if (opts->hook)
+			opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
 		if (runner_run(&specs[i], (int64_t)i, &r) != 0) {
 			sb_err("cannot run %s on %s: out of memory or fork failed",
 			       specs[i].sampler->name, specs[i].workload->name);
@@ -147,6 +149,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		if (!opts->quiet)
 			run_print_line(stdout, &r);
 		fflush(stdout);
+		if (opts->hook)
+			opts->hook(opts->hook_arg, i, n, &specs[i], &r);
 		if (r.status == SB_RUN_FAILED)
 			rc = rc == SB_EXIT_OK ? SB_EXIT_FAIL : rc;
 		/* keep metrics and truth, drop the bulky samples */

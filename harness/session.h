@@ -11,6 +11,10 @@ struct session_opts {
 	int force;       /* overwrite an existing file */
 	int quiet;       /* no per-run lines */
 	int progress;    /* bench: progress line on a terminal */
+	/* Optional: called before each run (r == NULL) and after it (r: its record). */
+	void (*hook)(void *arg, size_t i, size_t n, const struct run_spec *spec,
+		     const struct sb_run *r);
+	void *hook_arg;
 };
 
 /* Runs specs[0..n) in order, appends each run to opts->out_path (written to a temp file and

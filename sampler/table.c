@@ -10,6 +10,8 @@ extern const struct sampler sampler_perf;
 extern const struct sampler sampler_ptrace;
 extern const struct sampler sampler_mach;
 extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
+extern const struct sampler sampler_fault_misdeliver, sampler_fault_drop, sampler_fault_slow,
+	sampler_fault_stack;
 extern const struct sampler sampler_test_malloc_in_handler;
 
 static const struct sampler *const samplers[] = {
@@ -20,6 +22,7 @@ static const struct sampler *const samplers[] = {
 	&sampler_ptrace,
 	&sampler_mach,
 	&sampler_gperftools, &sampler_gperftools_pt,
+	&sampler_fault_misdeliver, &sampler_fault_drop, &sampler_fault_slow, &sampler_fault_stack,
 	&sampler_test_malloc_in_handler,
 	NULL,
 };

@@ -1,0 +1,133 @@
+/* gate.h - the regression gate: a current run file against a baseline (Mann-Whitney U per
+ * cell and metric), against absolute budgets, and against a reference sampler of the same
+ * run (gperftools). The rules live in a config file (ci/budgets); format in docs/gate.md. */
+#ifndef SB_GATE_H
+#define SB_GATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../harness/run.h"
+
+#define GATE_NAME_LEN 48
+#define GATE_MAX_LIST 16
+#define GATE_MAX_RULES 64
+#define GATE_MAX_BUDGETS 128
+#define GATE_MAX_CONDS 8
+
+enum gate_dir {
+	GATE_UP,     /* higher is worse (latencies, tvd, errors) */
+	GATE_DOWN,   /* lower is worse (stack_correct_fraction) */
+	GATE_OFF_ONE /* farther from 1 is worse (rate_accuracy) */
+};
+
+enum gate_op { GATE_LE, GATE_GE, GATE_LT, GATE_GT, GATE_EQ, GATE_NE };
+
+/* `regress METRIC DIRECTION MIN_EFFECT [MIN_REL%]` */
+struct gate_rule {
+	int line;
+	char metric[GATE_NAME_LEN];
+	enum gate_dir dir;
+	double min_abs; /* the bad-direction change of the median must exceed this */
+	double min_rel; /* ... and this fraction of the baseline median (0: no relative part) */
+};
+
+/* One condition of a budget: `threads<=cores`, `hz<=tick`, `workload=skewed`. */
+struct gate_cond {
+	int lhs;              /* enum gate_var */
+	enum gate_op op;
+	int rhs;              /* enum gate_var, or -1 for the constant */
+	double value;
+	char name[GATE_NAME_LEN]; /* for workload / sampler conditions */
+};
+
+/* `budget SAMPLERS METRIC OP RHS [if COND...]`; RHS is a number or REF.METRIC [+|- N]. */
+struct gate_budget {
+	int line;
+	char samplers[GATE_MAX_LIST][GATE_NAME_LEN];
+	int nsamplers; /* 0: every sampler (`*`) */
+	char metric[GATE_NAME_LEN];
+	enum gate_op op;
+	double value;                    /* the constant, or the offset added to the reference */
+	char ref_sampler[GATE_NAME_LEN]; /* "" when the right side is a constant */
+	char ref_metric[GATE_NAME_LEN];
+	struct gate_cond conds[GATE_MAX_CONDS];
+	int nconds;
+	char text[160];                  /* the rule as written, for reports */
+};
+
+struct gate_config {
+	const char *name;                    /* file name, for "name:line" in reports */
+	double alpha;                        /* U-test significance, default 0.05 */
+	char reference[GATE_NAME_LEN];       /* `reference gperftools` */
+	char compare[GATE_MAX_LIST][GATE_NAME_LEN]; /* metrics of the reference table */
+	int ncompare;
+	struct gate_rule rules[GATE_MAX_RULES];
+	int nrules;
+	struct gate_budget budgets[GATE_MAX_BUDGETS];
+	int nbudgets;
+};
+
+/* Parses a budgets config held in text (name is used in errors: "name:LINE: problem").
+ * Returns 0, or -1 with one line in err. */
+int gate_config_parse(const char *text, const char *name, struct gate_config *cfg, char *err,
+		      size_t errlen);
+/* Reads and parses path. Returns 0, or -1 with one line in err. */
+int gate_config_load(const char *path, struct gate_config *cfg, char *err, size_t errlen);
+
+/* One side of the comparison: the runs of one file and its host facts. */
+struct gate_side {
+	const char *path;
+	const struct sb_host *host;
+	const struct sb_run *runs;
+	size_t nruns;
+};
+
+enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING };
+enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN };
+
+/* One row of the verdict: one check of one cell and metric. */
+struct gate_check {
+	enum gate_kind kind;
+	enum gate_state state;
+	char sampler[GATE_NAME_LEN];
+	char workload[GATE_NAME_LEN];
+	int threads;
+	double hz;
+	char metric[GATE_NAME_LEN];
+	double baseline; /* baseline median, or the budget's limit; NaN when none */
+	double current;  /* current median (budgets: of the cell); NaN when none */
+	double p;        /* U-test p-value, NaN for budgets */
+	double effect;   /* change in the bad direction (positive: worse), NaN for budgets */
+	int nbase, ncur; /* repetitions with a value */
+	char reason[224];
+};
+
+struct gate_result {
+	struct gate_check *checks;
+	size_t nchecks;
+	size_t failed, warned;
+	char warnings[8][256]; /* host mismatch and the like, shown loudly */
+	int nwarnings;
+};
+
+/* Evaluates cfg on cur, and against base when base is not NULL. Fills res (free with
+ * gate_result_free). Returns 0, or -1 when out of memory. */
+int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
+	      const struct gate_side *cur, struct gate_result *res);
+void gate_result_free(struct gate_result *res);
+
+/* Prints the verdict table (one row per check; only failed and warned ones when
+ * failures_only), the reference comparison and the one-line verdict. */
+void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
+		const struct gate_result *res, int failures_only);
+/* JUnit XML (one testcase per check) and a JSON summary, each written to path.tmp and
+ * renamed. Return 0, or -1 with one line in err. */
+int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen);
+int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
+		    const struct gate_result *res, char *err, size_t errlen);
+
+/* Index into sb_metric_infos of metric `name`, or -1. */
+int gate_metric_index(const char *name);
+
+#endif

@@ -1,0 +1,259 @@
+/* cmd_gate.c - `sampbench gate`: judges a run file against a baseline and budgets. */
+#include <errno.h>
+#include <getopt.h>
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/gate.h"
+#include "../results/h5io.h"
+#include "../sampler/sampler.h"
+#include "cli.h"
+
+#define GATE_MAX_ALIASES 8
+
+static const char gate_usage[] =
+	"usage: sampbench gate [--baseline B.h5] [--budgets FILE] [--junit FILE] [--json FILE]\n"
+	"                      [--alias FROM=TO] CURRENT.h5\n"
+	"\n"
+	"Checks CURRENT.h5, cell by cell (sampler, workload, threads, hz):\n"
+	"  - against the baseline: a metric regressed when a two-sided Mann-Whitney U test over\n"
+	"    the repetitions gives p < alpha AND its median moved the bad way by more than the\n"
+	"    metric's minimum effect (`regress` rules of the budgets file);\n"
+	"  - against absolute budgets on the median of each cell (`budget` rules), which may\n"
+	"    refer to another sampler of the same run (e.g. gperftools.thread_tvd + 0.01).\n"
+	"Prints one row per check and a verdict. Rules and formats: docs/gate.md.\n"
+	"\n"
+	"  -b, --baseline FILE  baseline run file (default: none, budgets only)\n"
+	"  -B, --budgets FILE   rules (default: ci/budgets)\n"
+	"  -j, --junit FILE     also write JUnit XML, one testcase per check\n"
+	"  -J, --json FILE      also write a JSON summary\n"
+	"  -a, --alias FROM=TO  judge CURRENT's runs of sampler FROM as sampler TO (e.g. a\n"
+	"                       fault sampler in place of its healthy twin); repeatable\n"
+	"  -q, --quiet          print only failed and warned rows and the verdict\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"Exit: 0 every check passed, 1 a regression or a broken budget, 2 bad input.\n";
+
+static struct env {
+	const char *baseline;
+	const char *budgets;
+	const char *junit;
+	const char *json;
+	const char *current;
+	const char *alias[GATE_MAX_ALIASES];
+	int naliases;
+	int quiet;
+} env;
+
+static const struct env env_defaults = {
+	.budgets = "ci/budgets",
+};
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "budgets", required_argument, NULL, 'B' },
+		{ "junit", required_argument, NULL, 'j' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "alias", required_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	env = env_defaults;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:B:j:J:a:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': env.baseline = optarg; break;
+		case 'B': env.budgets = optarg; break;
+		case 'j': env.junit = optarg; break;
+		case 'J': env.json = optarg; break;
+		case 'a':
+			if (env.naliases == GATE_MAX_ALIASES) {
+				sb_err("too many --alias options (at most %d)", GATE_MAX_ALIASES);
+				return -1;
+			}
+			env.alias[env.naliases++] = optarg;
+			break;
+		case 'q': env.quiet = 1; break;
+		case 'h': return 1;
+		case ':':
+			sb_err("option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			sb_err("unknown option '%s' (see 'sampbench gate --help')", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind == argc) {
+		sb_err("missing CURRENT.h5 (see 'sampbench gate --help')");
+		return -1;
+	}
+	if (optind + 1 < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench gate --help')", argv[optind + 1]);
+		return -1;
+	}
+	env.current = argv[optind];
+	return 0;
+}
+
+/* 1 when path's root attribute `complete` is 1, 0 when it is 0, -1 when unknown. */
+static int file_complete(const char *path)
+{
+	int complete = -1;
+	H5E_auto2_t fn;
+	void *data;
+
+	H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f >= 0) {
+		if (H5Aexists(f, "complete") > 0) {
+			hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
+			int v;
+			if (a >= 0 && H5Aread(a, H5T_NATIVE_INT, &v) >= 0)
+				complete = v != 0;
+			if (a >= 0)
+				H5Aclose(a);
+		}
+		H5Fclose(f);
+	}
+	H5Eset_auto2(H5E_DEFAULT, fn, data);
+	return complete;
+}
+
+struct loaded {
+	struct sb_host host;
+	struct sb_run *runs;
+	size_t n;
+};
+
+static int load(const char *path, const char *what, struct loaded *l)
+{
+	char err[512];
+
+	if (access(path, R_OK) != 0) {
+		sb_err("cannot read %s '%s': %s", what, path, strerror(errno));
+		return -1;
+	}
+	if (h5_read(path, &l->host, &l->runs, &l->n, 0, err, sizeof(err)) != 0) {
+		sb_err("cannot read %s: %s", what, err);
+		return -1;
+	}
+	if (l->n == 0) {
+		sb_err("%s '%s' has no runs", what, path);
+		return -1;
+	}
+	if (file_complete(path) == 0)
+		fprintf(stderr, "sampbench: warning: %s '%s' is incomplete (interrupted bench)\n",
+			what, path);
+	return 0;
+}
+
+/* Renames current runs of sampler FROM to TO for every --alias FROM=TO. */
+static int apply_aliases(struct loaded *cur)
+{
+	for (int a = 0; a < env.naliases; a++) {
+		char from[SB_NAME_LEN], to[SB_NAME_LEN];
+		const char *eq = strchr(env.alias[a], '=');
+		if (!eq || eq == env.alias[a] || !eq[1] ||
+		    (size_t)(eq - env.alias[a]) >= sizeof(from) || strlen(eq + 1) >= sizeof(to)) {
+			sb_err("invalid --alias '%s' (expected FROM=TO)", env.alias[a]);
+			return -1;
+		}
+		snprintf(from, sizeof(from), "%.*s", (int)(eq - env.alias[a]), env.alias[a]);
+		snprintf(to, sizeof(to), "%s", eq + 1);
+		size_t hits = 0;
+		for (size_t i = 0; i < cur->n; i++)
+			if (!strcmp(cur->runs[i].sampler, to)) {
+				sb_err("--alias %s: '%s' already has runs of %s", env.alias[a],
+				       env.current, to);
+				return -1;
+			}
+		for (size_t i = 0; i < cur->n; i++)
+			if (!strcmp(cur->runs[i].sampler, from)) {
+				snprintf(cur->runs[i].sampler, sizeof(cur->runs[i].sampler), "%s", to);
+				hits++;
+			}
+		if (hits == 0) {
+			sb_err("--alias %s: '%s' has no runs of %s", env.alias[a], env.current, from);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void free_loaded(struct loaded *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		run_free(&l->runs[i]);
+	free(l->runs);
+}
+
+int cmd_gate(int argc, char **argv)
+{
+	struct gate_config *cfg = NULL;
+	struct loaded cur = { 0 }, base = { 0 };
+	struct gate_result res = { 0 };
+	char err[512];
+	int rc = SB_EXIT_USAGE;
+
+	int p = parse_args(argc, argv);
+	if (p > 0) {
+		fputs(gate_usage, stdout);
+		return SB_EXIT_OK;
+	}
+	if (p < 0)
+		return SB_EXIT_USAGE;
+
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		sb_err("out of memory");
+		return SB_EXIT_FAIL;
+	}
+	if (gate_config_load(env.budgets, cfg, err, sizeof(err)) != 0) {
+		sb_err("%s", err);
+		goto cleanup;
+	}
+	if (load(env.current, "current run file", &cur) != 0)
+		goto cleanup;
+	if (env.baseline && load(env.baseline, "baseline", &base) != 0)
+		goto cleanup;
+	if (apply_aliases(&cur) != 0)
+		goto cleanup;
+
+	struct gate_side cs = { env.current, &cur.host, cur.runs, cur.n };
+	struct gate_side bs = { env.baseline, &base.host, base.runs, base.n };
+	if (gate_eval(cfg, env.baseline ? &bs : NULL, &cs, &res) != 0) {
+		sb_err("out of memory");
+		rc = SB_EXIT_FAIL;
+		goto cleanup;
+	}
+	for (int i = 0; i < res.nwarnings; i++)
+		fprintf(stderr, "sampbench: warning: %s\n", res.warnings[i]);
+	if (!env.baseline)
+		printf("no baseline: budgets only (%s)\n", env.budgets);
+	gate_print(stdout, cfg, &cs, &res, env.quiet);
+	if (env.junit && gate_write_junit(env.junit, &res, err, sizeof(err)) != 0) {
+		sb_err("%s", err);
+		goto cleanup;
+	}
+	if (env.json && gate_write_json(env.json, env.baseline ? &bs : NULL, &cs, &res, err,
+					sizeof(err)) != 0) {
+		sb_err("%s", err);
+		goto cleanup;
+	}
+	rc = res.failed ? SB_EXIT_FAIL : SB_EXIT_OK;
+cleanup:
+	gate_result_free(&res);
+	free_loaded(&cur);
+	free_loaded(&base);
+	free(cfg);
+	return rc;
+}

@@ -1,0 +1,357 @@
+/* matrix.c - parses ci/matrix and expands a profile into run specs. */
+#include "matrix.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MX_MAX_HZ 20000.0
+#define MX_MAX_TEXT (1 << 20)
+
+static const struct mx_block block_defaults = {
+	.threads = { 2 }, .nthreads = 1, .hz = { 100 }, .nhz = 1,
+	.reps = 5, .duration_s = 2, .param = 0, .seed = 1,
+};
+
+struct mx_parser {
+	const char *name;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+static int perr(struct mx_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes "name:line: message" into p->err. Always returns -1. */
+static int perr(struct mx_parser *p, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(p->err, p->errlen, "%s:%d: %s", p->name, p->line, msg);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = 0;
+	return s;
+}
+
+/* Splits a value on spaces and commas into at most MX_MAX_LIST tokens. */
+static int split_values(struct mx_parser *p, const char *key, char *v, char **out)
+{
+	int n = 0;
+	for (char *tok = strtok(v, " \t,"); tok; tok = strtok(NULL, " \t,")) {
+		if (n == MX_MAX_LIST)
+			return perr(p, "too many values for '%s' (at most %d)", key, MX_MAX_LIST);
+		out[n++] = tok;
+	}
+	if (n == 0)
+		return perr(p, "'%s' has no value", key);
+	return n;
+}
+
+static int parse_num(struct mx_parser *p, const char *key, const char *s, double lo_excl,
+		     double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v))
+		return perr(p, "invalid number '%s' for '%s'", s, key);
+	if (!(v > lo_excl) || v > hi)
+		return perr(p, "'%s' must be in (%g, %g], got %s", key, lo_excl, hi, s);
+	*out = v;
+	return 0;
+}
+
+static int parse_int(struct mx_parser *p, const char *key, const char *s, long lo, long hi,
+		     long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return perr(p, "invalid integer '%s' for '%s'", s, key);
+	if (v < lo || v > hi)
+		return perr(p, "'%s' must be between %ld and %ld, got %s", key, lo, hi, s);
+	*out = v;
+	return 0;
+}
+
+static int single(struct mx_parser *p, const char *key, int n)
+{
+	return n == 1 ? 0 : perr(p, "'%s' takes one value, got %d", key, n);
+}
+
+/* Applies `key = value` to block b. */
+static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, char *value)
+{
+	char *vals[MX_MAX_LIST];
+	int n = split_values(p, key, value, vals);
+	long l;
+	double d;
+
+	if (n < 0)
+		return -1;
+	if (!strcmp(key, "samplers")) {
+		for (int i = 0; i < n; i++) {
+			b->samplers[i] = sampler_find(vals[i]);
+			if (!b->samplers[i])
+				return perr(p, "unknown sampler '%s' (see 'sampbench list')", vals[i]);
+		}
+		b->nsamplers = n;
+	} else if (!strcmp(key, "workloads")) {
+		for (int i = 0; i < n; i++) {
+			b->workloads[i] = workload_find(vals[i]);
+			if (!b->workloads[i])
+				return perr(p, "unknown workload '%s' (see 'sampbench list')", vals[i]);
+		}
+		b->nworkloads = n;
+	} else if (!strcmp(key, "threads")) {
+		for (int i = 0; i < n; i++) {
+			if (parse_int(p, key, vals[i], 1, SB_MAX_THREADS, &l))
+				return -1;
+			b->threads[i] = (int)l;
+		}
+		b->nthreads = n;
+	} else if (!strcmp(key, "hz")) {
+		for (int i = 0; i < n; i++)
+			if (parse_num(p, key, vals[i], 0, MX_MAX_HZ, &b->hz[i]))
+				return -1;
+		b->nhz = n;
+	} else if (!strcmp(key, "reps")) {
+		if (single(p, key, n) || parse_int(p, key, vals[0], 1, 1000, &l))
+			return -1;
+		b->reps = (int)l;
+	} else if (!strcmp(key, "duration")) {
+		if (single(p, key, n) || parse_num(p, key, vals[0], 0, 3600, &d))
+			return -1;
+		b->duration_s = d;
+	} else if (!strcmp(key, "param")) {
+		if (single(p, key, n) || parse_int(p, key, vals[0], 0, 1000000, &l))
+			return -1;
+		b->param = (unsigned)l;
+	} else if (!strcmp(key, "seed")) {
+		if (single(p, key, n) || parse_int(p, key, vals[0], 0, 1L << 62, &l))
+			return -1;
+		b->seed = (unsigned long)l;
+	} else {
+		return perr(p, "unknown key '%s' (expected samplers, workloads, threads, hz, reps, "
+			       "duration, param or seed)", key);
+	}
+	return 0;
+}
+
+/* A block needs samplers and workloads; reported at its header line. */
+static int check_block(struct mx_parser *p, const struct mx_block *b)
+{
+	int line = p->line;
+	int rc = 0;
+
+	p->line = b->line;
+	if (b->nsamplers == 0)
+		rc = perr(p, "block [%s] has no 'samplers'", b->profile);
+	else if (b->nworkloads == 0)
+		rc = perr(p, "block [%s] has no 'workloads'", b->profile);
+	p->line = line;
+	return rc;
+}
+
+int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *err,
+		 size_t errlen)
+{
+	struct mx_parser p = { .name = name, .err = err, .errlen = errlen };
+	char *copy = strdup(text), *save = NULL, *line;
+	struct mx_block *b = NULL;
+	unsigned seen = 0; /* keys set in the current block, one bit per key */
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* strsep keeps empty lines, so line numbers stay right */
+	for (save = copy; (line = strsep(&save, "\n")) != NULL;) {
+		p.line++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *s = trim(line);
+		if (!*s)
+			continue;
+		if (*s == '[') {
+			size_t n = strlen(s);
+			char *pname = s + 1;
+			if (s[n - 1] != ']') {
+				perr(&p, "malformed block header '%s' (expected [profile])", s);
+				goto cleanup;
+			}
+			s[n - 1] = 0;
+			pname = trim(pname);
+			if (!*pname || strlen(pname) >= MX_NAME_LEN || strpbrk(pname, " \t,[]=")) {
+				perr(&p, "invalid profile name '%s'", pname);
+				goto cleanup;
+			}
+			if (b && check_block(&p, b))
+				goto cleanup;
+			if (m->nblocks == MX_MAX_BLOCKS) {
+				perr(&p, "too many blocks (at most %d)", MX_MAX_BLOCKS);
+				goto cleanup;
+			}
+			b = &m->blocks[m->nblocks++];
+			*b = block_defaults;
+			snprintf(b->profile, sizeof(b->profile), "%s", pname);
+			b->line = p.line;
+			seen = 0;
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			perr(&p, "expected 'key = value' or '[profile]', got '%s'", s);
+			goto cleanup;
+		}
+		*eq = 0;
+		char *key = trim(s), *value = trim(eq + 1);
+		if (!b) {
+			perr(&p, "'%s' before the first [profile] header", key);
+			goto cleanup;
+		}
+		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
+						    "reps", "duration", "param", "seed" };
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (strcmp(key, keys[k]))
+				continue;
+			if (seen & (1u << k)) {
+				perr(&p, "'%s' set twice in block [%s]", key, b->profile);
+				goto cleanup;
+			}
+			seen |= 1u << k;
+		}
+		if (set_key(&p, b, key, value))
+			goto cleanup;
+	}
+	if (b && check_block(&p, b))
+		goto cleanup;
+	if (m->nblocks == 0) {
+		snprintf(err, errlen, "%s: no [profile] blocks", name);
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	free(copy);
+	return rc;
+}
+
+int matrix_load(const char *path, struct mx_matrix *m, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t n;
+	int rc = -1;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot read matrix '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	text = malloc(MX_MAX_TEXT + 1);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
+	n = fread(text, 1, MX_MAX_TEXT + 1, f);
+	if (ferror(f) || n > MX_MAX_TEXT) {
+		snprintf(err, errlen, "cannot read matrix '%s': %s", path,
+			 ferror(f) ? strerror(errno) : "larger than 1 MiB");
+		goto cleanup;
+	}
+	text[n] = 0;
+	if (memchr(text, 0, n)) {
+		snprintf(err, errlen, "matrix '%s' is not a text file", path);
+		goto cleanup;
+	}
+	rc = matrix_parse(text, path, m, err, errlen);
+cleanup:
+	free(text);
+	fclose(f);
+	return rc;
+}
+
+void matrix_profile_names(const struct mx_matrix *m, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < m->nblocks; i++) {
+		int dup = 0;
+		for (int j = 0; j < i; j++)
+			dup |= !strcmp(m->blocks[j].profile, m->blocks[i].profile);
+		if (dup || used >= len)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+					 m->blocks[i].profile);
+	}
+}
+
+long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,
+		  char *err, size_t errlen)
+{
+	size_t n = 0, j = 0;
+
+	*specs = NULL;
+	for (int i = 0; i < m->nblocks; i++) {
+		const struct mx_block *b = &m->blocks[i];
+		if (!strcmp(b->profile, profile))
+			n += (size_t)b->nsamplers * b->nworkloads * b->nthreads * b->nhz * b->reps;
+	}
+	if (n == 0) {
+		char names[256];
+		matrix_profile_names(m, names, sizeof(names));
+		snprintf(err, errlen, "unknown profile '%s' (profiles: %s)", profile, names);
+		return 0;
+	}
+	*specs = calloc(n, sizeof(**specs));
+	if (!*specs)
+		return -1;
+	for (int i = 0; i < m->nblocks; i++) {
+		const struct mx_block *b = &m->blocks[i];
+		if (strcmp(b->profile, profile))
+			continue;
+		for (int w = 0; w < b->nworkloads; w++)
+			for (int t = 0; t < b->nthreads; t++)
+				for (int h = 0; h < b->nhz; h++)
+					for (int rep = 0; rep < b->reps; rep++)
+						for (int pass = 0; pass < 2; pass++)
+							for (int s = 0; s < b->nsamplers; s++) {
+								const struct sampler *sp = b->samplers[s];
+								int base = (sp->flags & SB_SAMPLER_BASELINE) != 0;
+								if (base != (pass == 0))
+									continue;
+								(*specs)[j++] = (struct run_spec){
+									.sampler = sp,
+									.workload = b->workloads[w],
+									.threads = b->threads[t],
+									.hz = b->hz[h],
+									.duration_s = b->duration_s,
+									.repetition = rep,
+									.param = b->param,
+									.seed = b->seed + (uint64_t)rep,
+									.rt_priority = true,
+								};
+							}
+	}
+	return (long)j;
+}

@@ -1,0 +1,69 @@
+/* matrix.h - the bench matrix config (ci/matrix): named profiles, each a list of blocks,
+ * each block a cross product samplers x workloads x threads x hz x repetitions.
+ *
+ *   # comment
+ *   [quick]                      a block of profile `quick` (repeat the header to add one)
+ *   samplers  = ctimer itimer    names from `sampbench list`, space or comma separated
+ *   workloads = skewed
+ *   threads   = 2 8              default 2
+ *   hz        = 100              default 100
+ *   reps      = 5                default 5
+ *   duration  = 2                seconds, default 2
+ *   param     = 0                workload knob, default 0
+ *   seed      = 1                first repetition's seed, default 1
+ *
+ * Format and rules: docs/gate.md. */
+#ifndef SB_MATRIX_H
+#define SB_MATRIX_H
+
+#include <stddef.h>
+
+#include "runner.h"
+
+#define MX_MAX_LIST 32
+#define MX_MAX_BLOCKS 64
+#define MX_NAME_LEN 32
+
+struct mx_block {
+	char profile[MX_NAME_LEN];
+	int line; /* of its [profile] header */
+	const struct sampler *samplers[MX_MAX_LIST];
+	int nsamplers;
+	const struct workload *workloads[MX_MAX_LIST];
+	int nworkloads;
+	int threads[MX_MAX_LIST];
+	int nthreads;
+	double hz[MX_MAX_LIST];
+	int nhz;
+	int reps;
+	double duration_s;
+	unsigned param;
+	unsigned long seed;
+};
+
+struct mx_matrix {
+	struct mx_block blocks[MX_MAX_BLOCKS];
+	int nblocks;
+};
+
+/* Parses a matrix config held in text; name is the file name used in errors
+ * ("name:LINE: problem"). Every profile is checked, not only the one that will run, so a
+ * sampler or workload missing from the tables fails at once. Returns 0, or -1 with one
+ * line in err. */
+int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *err,
+		 size_t errlen);
+/* Reads and parses the file path. Returns 0, or -1 with one line in err. */
+int matrix_load(const char *path, struct mx_matrix *m, char *err, size_t errlen);
+
+/* Expands profile `profile` of m into run specs (malloc'd, caller frees). Order: per block,
+ * per (workload, threads, hz) cell group, per repetition, every sampler with `none`
+ * first, so drift hits all samplers alike and `none` gives the others their overhead.
+ * Returns the number of specs, 0 with err set when the profile does not exist, or -1 when
+ * out of memory. */
+long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,
+		  char *err, size_t errlen);
+
+/* Writes the profile names of m, comma separated, into buf. */
+void matrix_profile_names(const struct mx_matrix *m, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,678 @@
+/* test_gate.c - the regression gate: the Mann-Whitney U test against scipy's values, the
+ * budgets config, the verdict on synthetic run sets, the CLI's exit codes, and fault
+ * injection: each fault sampler, judged in place of its healthy twin, must fail naming
+ * the right metric while the twin passes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../analysis/gate.h"
+#include "../analysis/mwu.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- Mann-Whitney U --- */
+
+/* Reference values from scipy 1.10.1, scipy.stats.mannwhitneyu(x, y) (method "auto",
+ * two-sided, continuity correction). */
+static void test_mwu_against_scipy(void **state)
+{
+	(void)state;
+	static const struct {
+		double x[10], y[10];
+		size_t nx, ny;
+		double u1, p;
+		int exact;
+	} cases[] = {
+		/* scipy's documented example (exact): statistic 17, p 0.1111 */
+		{ { 19, 22, 16, 29, 24 }, { 20, 11, 17, 12 }, 5, 4, 17, 0.1111111111111111, 1 },
+		{ { 1, 2, 3, 4, 5 }, { 6, 7, 8, 9, 10 }, 5, 5, 0, 0.007936507936507936, 1 },
+		/* 3 against 3: the smallest possible p is 0.1, the U test can never fire */
+		{ { 1, 2, 3 }, { 4, 5, 6 }, 3, 3, 0, 0.1, 1 },
+		/* ties: normal approximation with tie correction */
+		{ { 1, 2, 2, 3, 4 }, { 2, 3, 4, 5, 5, 6 }, 5, 6, 5, 0.07794691458872482, 0 },
+		/* both larger than 8: normal approximation even without ties */
+		{ { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, { 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5 },
+		  10, 10, 28, 0.10410988966022681, 0 },
+		/* exact with one sample of 8 and one of 10 */
+		{ { 1, 2, 3, 4, 5, 6, 7, 8 }, { 9, 10, 11, 12, 13, 14, 15, 16, 17, 18 }, 8, 10, 0,
+		  4.570592805886923e-05, 1 },
+		/* every value tied: no evidence */
+		{ { 3, 3, 3, 3 }, { 3, 3, 3, 3 }, 4, 4, 8, 1.0, 0 },
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct mwu_result r;
+		assert_int_equal(mwu_test(cases[i].x, cases[i].nx, cases[i].y, cases[i].ny, &r), 0);
+		if (fabs(r.u1 - cases[i].u1) > 1e-9 || fabs(r.p - cases[i].p) > 1e-9 ||
+		    r.exact != cases[i].exact)
+			fail_msg("case %zu: U %g p %.17g exact %d, want U %g p %.17g exact %d", i, r.u1,
+				 r.p, r.exact, cases[i].u1, cases[i].p, cases[i].exact);
+	}
+}
+
+static void test_mwu_symmetry_nan_and_empty(void **state)
+{
+	(void)state;
+	double x[] = { 0.97, 0.99, 1.0, NAN, 0.98, 0.96 }, y[] = { 0.7, 0.71, 0.69, 0.72, 0.68 };
+	struct mwu_result a, b;
+	assert_int_equal(mwu_test(x, N(x), y, N(y), &a), 0);
+	assert_int_equal(mwu_test(y, N(y), x, N(x), &b), 0);
+	assert_true(fabs(a.p - b.p) < 1e-12);         /* two-sided: order does not matter */
+	assert_true(fabs(a.u1 + b.u1 - 25) < 1e-12);  /* U1 + U2 = n1 n2, the NaN left out */
+	assert_true(a.p < 0.05);
+	assert_int_equal(mwu_test(x, 0, y, N(y), &a), 0);
+	assert_true(isnan(a.p));
+	assert_true(median_of(x, N(x)) == 0.98);
+	double even[] = { 4, 1, 3, 2 };
+	assert_true(median_of(even, 4) == 2.5);
+	assert_true(even[0] == 4); /* not reordered */
+}
+
+/* --- config --- */
+
+static struct gate_config cfg;
+static char err[512];
+
+static void test_config_parses(void **state)
+{
+	(void)state;
+	const char *text = "alpha 0.01\n"
+			   "reference gperftools\n"
+			   "compare rate_accuracy thread_tvd\n"
+			   "regress rate_accuracy off-one 0.05\n"
+			   "regress suspend_window_p99_ns up 20us 25%   # both must be exceeded\n"
+			   "budget mach suspend_window_p99_ns <= 100us if threads<=cores\n"
+			   "budget ctimer,perf rate_accuracy >= 0.95 if threads<=cores hz<=tick\n"
+			   "budget mach thread_tvd <= gperftools.thread_tvd + 0.01\n"
+			   "budget * failed_runs == 0 if workload=skewed sampler!=none\n";
+	assert_int_equal(gate_config_parse(text, "b", &cfg, err, sizeof(err)), 0);
+	assert_true(cfg.alpha == 0.01);
+	assert_string_equal(cfg.reference, "gperftools");
+	assert_int_equal(cfg.ncompare, 2);
+	assert_int_equal(cfg.nrules, 2);
+	assert_int_equal(cfg.rules[0].dir, GATE_OFF_ONE);
+	assert_true(cfg.rules[1].min_abs == 20000 && cfg.rules[1].min_rel == 0.25);
+	assert_int_equal(cfg.nbudgets, 4);
+	assert_true(cfg.budgets[0].value == 100000);
+	assert_int_equal(cfg.budgets[0].line, 6);
+	assert_int_equal(cfg.budgets[1].nsamplers, 2);
+	assert_int_equal(cfg.budgets[1].nconds, 2);
+	assert_string_equal(cfg.budgets[2].ref_sampler, "gperftools");
+	assert_string_equal(cfg.budgets[2].ref_metric, "thread_tvd");
+	assert_true(cfg.budgets[2].value == 0.01);
+	assert_int_equal(cfg.budgets[3].nsamplers, 0);
+}
+
+static void expect_config_error(const char *text, int line, const char *want)
+{
+	char prefix[32];
+	if (gate_config_parse(text, "b", &cfg, err, sizeof(err)) == 0)
+		fail_msg("parsed: %s", text);
+	snprintf(prefix, sizeof(prefix), "b:%d: ", line);
+	if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, want))
+		fail_msg("want '%s%s', got '%s'", prefix, want, err);
+}
+
+static void test_config_errors_name_the_line(void **state)
+{
+	(void)state;
+	expect_config_error("\n# c\nbudget mach nosuch_metric <= 1\n", 3, "unknown metric 'nosuch_metric'");
+	expect_config_error("budget nosuch rate_accuracy >= 1\n", 1, "unknown sampler 'nosuch'");
+	expect_config_error("budget mach rate_accuracy => 1\n", 1, "unknown operator '=>'");
+	expect_config_error("budget mach suspend_window_p99_ns <= 100 furlongs\n", 1,
+			    "expected 'if'");
+	expect_config_error("budget mach suspend_window_p99_ns <= 100xs\n", 1, "unknown unit");
+	expect_config_error("budget mach rate_accuracy >= 1 if cores\n", 1, "malformed condition");
+	expect_config_error("budget mach rate_accuracy >= 1 if colour<=2\n", 1, "unknown variable 'colour'");
+	expect_config_error("budget mach rate_accuracy >= 1 if workload<=2\n", 1, "use = or !=");
+	expect_config_error("budget mach rate_accuracy >= nosuch.thread_tvd\n", 1, "unknown sampler 'nosuch'");
+	expect_config_error("regress rate_accuracy sideways 0.1\n", 1, "unknown direction 'sideways'");
+	expect_config_error("regress rate_accuracy up 0.1 5\n", 1, "must be a percentage");
+	expect_config_error("regress rate_accuracy up 0.1\nregress rate_accuracy up 0.2\n", 2,
+			    "second regress rule");
+	expect_config_error("alpha 2\n", 1, "0 < P < 1");
+	expect_config_error("frobnicate\n", 1, "unknown directive 'frobnicate'");
+}
+
+/* --- verdicts on synthetic runs --- */
+
+#define MAXRUNS 64
+static struct sb_run base_runs[MAXRUNS], cur_runs[MAXRUNS];
+static size_t nbase, ncur;
+static struct sb_host host_a, host_b;
+
+static struct sb_run *add_run(struct sb_run *v, size_t *n, const char *sampler,
+			      const char *workload, int threads, double hz, int rep)
+{
+	struct sb_run *r = &v[(*n)++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->sampler, sizeof(r->sampler), "%s", sampler);
+	snprintf(r->workload, sizeof(r->workload), "%s", workload);
+	r->threads = threads;
+	r->hz = hz;
+	r->repetition = rep;
+	r->status = SB_RUN_OK;
+	metrics_clear(&r->metrics);
+	return r;
+}
+
+/* n repetitions of one cell with rate_accuracy = centre + a small spread. */
+static void add_cell(struct sb_run *v, size_t *n, const char *sampler, int threads, int reps,
+		     double rate, double window_ns)
+{
+	for (int i = 0; i < reps; i++) {
+		struct sb_run *r = add_run(v, n, sampler, "skewed", threads, 100, i);
+		r->metrics.rate_accuracy = rate + 0.002 * i;
+		r->metrics.thread_tvd = 0.01 + 0.001 * i;
+		r->metrics.suspend_window_p99_ns = window_ns + 100 * i;
+	}
+}
+
+static const char rules[] = "reference gperftools\n"
+			    "compare rate_accuracy thread_tvd\n"
+			    "regress rate_accuracy off-one 0.05\n"
+			    "regress thread_tvd up 0.03\n"
+			    "budget mach suspend_window_p99_ns <= 100us if threads<=cores\n"
+			    "budget ctimer rate_accuracy >= 0.95 if threads<=cores hz<=tick\n"
+			    "budget mach thread_tvd <= gperftools.thread_tvd + 0.01\n"
+			    "budget * failed_runs == 0\n";
+
+static int setup(void **state)
+{
+	(void)state;
+	nbase = ncur = 0;
+	memset(&host_a, 0, sizeof(host_a));
+	snprintf(host_a.host, sizeof(host_a.host), "vm");
+	snprintf(host_a.kernel, sizeof(host_a.kernel), "Linux 6");
+	host_a.nproc = 2;
+	host_a.tick_hz = 250;
+	host_b = host_a;
+	return gate_config_parse(rules, "b", &cfg, err, sizeof(err));
+}
+
+static const struct gate_check *find_check(const struct gate_result *res, enum gate_kind kind,
+					   const char *sampler, int threads, const char *metric)
+{
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		if (k->kind == kind && !strcmp(k->sampler, sampler) && k->threads == threads &&
+		    !strcmp(k->metric, metric))
+			return k;
+	}
+	return NULL;
+}
+
+static void eval(struct gate_result *res, int with_base)
+{
+	struct gate_side b = { "base.h5", &host_a, base_runs, nbase };
+	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur };
+	assert_int_equal(gate_eval(&cfg, with_base ? &b : NULL, &c, res), 0);
+}
+
+static void test_same_data_passes(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.99, NAN);
+	eval(&res, 1);
+	assert_int_equal(res.failed, 0);
+	const struct gate_check *k = find_check(&res, GATE_REGRESSION, "ctimer", 2, "rate_accuracy");
+	assert_non_null(k);
+	assert_true(k->p > 0.5);
+	assert_int_equal(res.nwarnings, 0);
+	gate_result_free(&res);
+}
+
+static void test_regression_needs_significance_and_effect(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	/* a big drop with 5 reps a side: significant and beyond 0.05 -> regression */
+	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.80, NAN);
+	/* a shift that is significant but smaller than the minimum effect -> pass */
+	add_cell(base_runs, &nbase, "itimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "itimer", 2, 5, 0.97, NAN);
+	/* an improvement (closer to 1) -> pass */
+	add_cell(base_runs, &nbase, "perf", 2, 5, 0.80, NAN);
+	add_cell(cur_runs, &ncur, "perf", 2, 5, 0.99, NAN);
+	/* a big drop with only 3 reps a side: p >= 0.1, never significant -> pass */
+	add_cell(base_runs, &nbase, "gperftools-pt", 2, 3, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "gperftools-pt", 2, 3, 0.50, NAN);
+	eval(&res, 1);
+
+	const struct gate_check *k = find_check(&res, GATE_REGRESSION, "ctimer", 2, "rate_accuracy");
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_true(k->p < 0.05);
+	assert_true(fabs(k->effect - 0.19) < 1e-9);
+	assert_non_null(strstr(k->reason, "regressed"));
+	k = find_check(&res, GATE_REGRESSION, "itimer", 2, "rate_accuracy");
+	assert_int_equal(k->state, GATE_PASS);
+	assert_true(k->p < 0.05);
+	k = find_check(&res, GATE_REGRESSION, "perf", 2, "rate_accuracy");
+	assert_int_equal(k->state, GATE_PASS);
+	assert_true(k->effect < 0);
+	k = find_check(&res, GATE_REGRESSION, "gperftools-pt", 2, "rate_accuracy");
+	assert_int_equal(k->state, GATE_PASS);
+	assert_true(k->p >= 0.1);
+	assert_non_null(strstr(k->reason, "< 4 reps"));
+	/* thread_tvd is the same on both sides everywhere */
+	assert_int_equal(find_check(&res, GATE_REGRESSION, "ctimer", 2, "thread_tvd")->state,
+			 GATE_PASS);
+	/* only the ctimer rate regression and the ctimer rate budget fail */
+	assert_int_equal(res.failed, 2);
+	assert_int_equal(find_check(&res, GATE_BUDGET, "ctimer", 2, "rate_accuracy")->state,
+			 GATE_FAIL);
+	gate_result_free(&res);
+}
+
+static void test_budget_conditions_use_host_facts(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	add_cell(cur_runs, &ncur, "mach", 2, 3, 1.0, 250e3); /* threads <= cores: checked */
+	add_cell(cur_runs, &ncur, "mach", 8, 3, 1.0, 250e3); /* threads > cores: not */
+	add_cell(cur_runs, &ncur, "ctimer", 2, 3, 0.5, NAN);
+	eval(&res, 0);
+	const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2, "suspend_window_p99_ns");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_true(k->current == 250100); /* the median of the 3 repetitions */
+	assert_null(find_check(&res, GATE_BUDGET, "mach", 8, "suspend_window_p99_ns"));
+	assert_int_equal(find_check(&res, GATE_BUDGET, "ctimer", 2, "rate_accuracy")->state,
+			 GATE_FAIL);
+	gate_result_free(&res);
+
+	/* an unknown tick rate: hz<=tick budgets are not applied, and that is said loudly */
+	host_b.tick_hz = -1;
+	eval(&res, 0);
+	assert_null(find_check(&res, GATE_BUDGET, "ctimer", 2, "rate_accuracy"));
+	assert_int_equal(res.nwarnings, 1);
+	assert_non_null(strstr(res.warnings[0], "tick"));
+	gate_result_free(&res);
+}
+
+static void test_reference_budget_and_missing_reference(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	add_cell(cur_runs, &ncur, "gperftools", 2, 3, 0.9, NAN); /* thread_tvd ~0.011 */
+	for (int i = 0; i < 3; i++) {
+		add_run(cur_runs, &ncur, "mach", "skewed", 2, 100, i)->metrics.thread_tvd = 0.05;
+		add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i)->metrics.thread_tvd = 0.0;
+	}
+	eval(&res, 0);
+	const struct gate_check *k = NULL;
+	for (size_t i = 0; i < res.nchecks; i++)
+		if (res.checks[i].kind == GATE_BUDGET && !strcmp(res.checks[i].metric, "thread_tvd") &&
+		    !strcmp(res.checks[i].workload, "skewed"))
+			k = &res.checks[i];
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_FAIL);            /* 0.05 > 0.011 + 0.01 */
+	assert_true(fabs(k->baseline - 0.021) < 1e-9);    /* the limit it was held to */
+	for (size_t i = 0; i < res.nchecks; i++)
+		if (res.checks[i].kind == GATE_BUDGET && !strcmp(res.checks[i].metric, "thread_tvd") &&
+		    !strcmp(res.checks[i].workload, "balanced")) {
+			assert_int_equal(res.checks[i].state, GATE_WARN); /* no gperftools there */
+			assert_non_null(strstr(res.checks[i].reason, "no gperftools"));
+		}
+	gate_result_free(&res);
+}
+
+static void test_missing_cells_failed_runs_and_host_mismatch(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
+	add_cell(base_runs, &nbase, "itimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "perf", 2, 5, 0.99, NAN);
+	cur_runs[ncur - 1].status = SB_RUN_FAILED;
+	host_b.nproc = 4;
+	eval(&res, 1);
+	const struct gate_check *k = find_check(&res, GATE_MISSING, "itimer", 2, "-");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_WARN);
+	assert_non_null(strstr(k->reason, "missing in the current"));
+	k = find_check(&res, GATE_MISSING, "perf", 2, "-");
+	assert_non_null(k);
+	assert_non_null(strstr(k->reason, "missing in the baseline"));
+	k = find_check(&res, GATE_BUDGET, "perf", 2, "failed_runs");
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_true(k->current == 1);
+	assert_int_equal(res.failed, 1);
+	assert_int_equal(res.nwarnings, 1);
+	assert_non_null(strstr(res.warnings[0], "nproc 2 vs 4"));
+	gate_result_free(&res);
+}
+
+static char tmpdir[] = "/tmp/sbgate.XXXXXX";
+
+static void test_junit_and_json(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	char path[256], buf[65536];
+	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.80, NAN);
+	eval(&res, 1);
+	struct gate_side c = { "cur<&>.h5", &host_b, cur_runs, ncur };
+
+	snprintf(path, sizeof(path), "%s/g.xml", tmpdir);
+	assert_int_equal(gate_write_junit(path, &res, err, sizeof(err)), 0);
+	FILE *f = fopen(path, "r");
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "tests=\"%zu\" failures=\"%zu\"", res.nchecks, res.failed);
+	assert_non_null(strstr(buf, want));
+	assert_non_null(strstr(buf, "<failure message=\"regressed"));
+	size_t cases = 0;
+	for (const char *p = buf; (p = strstr(p, "<testcase")); p++)
+		cases++;
+	assert_int_equal(cases, res.nchecks);
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/g.json", tmpdir);
+	assert_int_equal(gate_write_json(path, NULL, &c, &res, err, sizeof(err)), 0);
+	f = fopen(path, "r");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(buf, "\"verdict\": \"fail\""));
+	assert_non_null(strstr(buf, "\"current\": \"cur<&>.h5\""));
+	assert_non_null(strstr(buf, "\"p\": null")); /* budgets have no p-value */
+	snprintf(path, sizeof(path), "%s/g.json.tmp", tmpdir);
+	assert_int_not_equal(access(path, F_OK), 0); /* renamed into place */
+	unlink(strcat(strcpy(buf, tmpdir), "/g.json"));
+
+	assert_int_equal(gate_write_json("/nonexistent/x.json", NULL, &c, &res, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot create"));
+	gate_result_free(&res);
+}
+
+/* --- the CLI and fault injection (runs build/sampbench) --- */
+
+static char bin[512];
+
+/* Runs bin with args; stdout and stderr into out. Returns the exit status. */
+static int run(char *out, size_t outlen, const char *const *args)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		const char *argv[40] = { bin };
+		for (int i = 0; args[i] && i < 38; i++)
+			argv[i + 1] = args[i];
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t k;
+	char sink[4096];
+	while ((k = read(fds[0], n + 1 < outlen ? out + n : sink,
+			 n + 1 < outlen ? outlen - 1 - n : sizeof(sink))) > 0)
+		if (n + 1 < outlen)
+			n += (size_t)k;
+	out[n] = 0;
+	close(fds[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static char out[1 << 16];
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_cli_bad_input_exits_2(void **state)
+{
+	(void)state;
+	char budgets[256], bad[256], cur[256];
+	snprintf(budgets, sizeof(budgets), "%s/ok.budgets", tmpdir);
+	snprintf(bad, sizeof(bad), "%s/bad.budgets", tmpdir);
+	snprintf(cur, sizeof(cur), "%s/not.h5", tmpdir);
+	write_file(budgets, "budget * failed_runs == 0\n");
+	write_file(bad, "# fine\nbudget * failed_runs ==\n");
+	write_file(cur, "not hdf5\n");
+
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "/nonexistent.h5")), 2);
+	assert_non_null(strstr(out, "cannot read current run file '/nonexistent.h5'"));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, cur)), 2);
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", bad, cur)), 2);
+	assert_non_null(strstr(out, "bad.budgets:2: "));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", "/nonexistent", cur)), 2);
+	assert_int_equal(run(out, sizeof(out), ARGS("gate")), 2);
+	assert_non_null(strstr(out, "missing CURRENT.h5"));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--bogus", cur)), 2);
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--help")), 0);
+
+	char matrix[256];
+	snprintf(matrix, sizeof(matrix), "%s/m", tmpdir);
+	write_file(matrix, "[p]\nsamplers = ctimer\nworkloads = skewed\nthreads = 2\n"
+			   "hz = 100\nreps = 1\nduration = 0.1\n\nsamplers = none\n");
+	assert_int_equal(run(out, sizeof(out), ARGS("bench", "--matrix", matrix, "-o", cur, "-f")), 2);
+	assert_non_null(strstr(out, "/m:9: 'samplers' set twice"));
+	write_file(matrix, "[p]\nsamplers = ctimer\nworkloads = skewed\n");
+	assert_int_equal(run(out, sizeof(out), ARGS("bench", "--matrix", matrix, "-p", "quick",
+						    "-o", cur, "-f")), 2);
+	assert_non_null(strstr(out, "unknown profile 'quick' (profiles: p)"));
+	assert_int_equal(run(out, sizeof(out), ARGS("baseline", "/nonexistent.h5")), 2);
+	unlink(budgets);
+	unlink(bad);
+	unlink(cur);
+	unlink(matrix);
+}
+
+/* The fault tests' budgets: thresholds halfway between what the healthy twin and the
+ * fault give on this machine class, wide enough for a loaded 2-core VM and for 3
+ * repetitions (too few for the U test). The CI budgets (ci/budgets) are stricter. */
+static const char fault_budgets[] =
+	"budget itimer thread_tvd <= 0.5\n"
+	"budget ctimer rate_accuracy >= 0.78\n"
+	"budget ctimer misattributed_fraction <= 0.05\n"
+	"budget ctimer stack_correct_fraction >= 0.9\n"
+	"budget mach suspend_window_p50_ns <= 1ms\n"
+	"budget * failed_runs == 0\n";
+
+/* Runs `sampler` reps x on balanced, 2 threads, 100 Hz, into tmpdir/SAMPLER-REPS.h5 (once:
+ * later calls reuse the file) and writes that path into h5. Fails the test when the run
+ * does not succeed. */
+static void run_file(const char *sampler, const char *reps, const char *duration, char *h5,
+		     size_t len)
+{
+	snprintf(h5, len, "%s/%s-%s.h5", tmpdir, sampler, reps);
+	if (access(h5, F_OK) == 0)
+		return;
+	int rc = run(out, sizeof(out), ARGS("run", "-s", sampler, "-w", "balanced", "-t", "2",
+					    "--hz", "100", "-d", duration, "-r", reps, "-q", "-f",
+					    "-o", h5));
+	if (rc != 0)
+		fail_msg("run %s: exit %d: %s", sampler, rc, out);
+}
+
+/* Gates `sampler`'s runs as `twin` with fault_budgets. Returns the gate's exit status; its
+ * output is in out. */
+static int gate_sampler(const char *sampler, const char *twin, const char *reps,
+			const char *duration)
+{
+	char h5[256], budgets[256], alias[128];
+	snprintf(budgets, sizeof(budgets), "%s/fault.budgets", tmpdir);
+	snprintf(alias, sizeof(alias), "%s=%s", sampler, twin);
+	write_file(budgets, fault_budgets);
+	run_file(sampler, reps, duration, h5, sizeof(h5));
+	if (strcmp(sampler, twin))
+		return run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--alias", alias, h5));
+	return run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, h5));
+}
+
+/* Asserts the gate failed with a ✗ row of twin's cell naming one of the metrics. */
+static void expect_fault_caught(const char *fault, const char *twin, const char *reps,
+				const char *duration, const char *metric, const char *metric2)
+{
+	int rc = gate_sampler(fault, twin, reps, duration);
+	char row[128];
+	snprintf(row, sizeof(row), "✗ %s/balanced/2t/100Hz", twin);
+	const char *line = strstr(out, row);
+	int named = 0;
+	for (const char *p = line; p && !named; p = strstr(p + 1, row)) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1), p);
+		named = strstr(buf, metric) || (metric2 && strstr(buf, metric2));
+	}
+	if (rc != 1 || !named)
+		fail_msg("%s as %s: want exit 1 and a failed %s row, got exit %d:\n%s", fault, twin,
+			 metric, rc, out);
+	printf("%s caught: exit 1\n%s", fault, strstr(out, row));
+}
+
+static void expect_healthy(const char *twin, const char *reps, const char *duration)
+{
+	int rc = gate_sampler(twin, twin, reps, duration);
+	if (rc != 0)
+		fail_msg("healthy %s: want exit 0, got %d:\n%s", twin, rc, out);
+}
+
+static void test_fault_misdeliver(void **state)
+{
+	(void)state;
+	expect_fault_caught("fault-misdeliver", "itimer", "3", "0.5", "thread_tvd", NULL);
+}
+
+static void test_healthy_itimer(void **state)
+{
+	(void)state;
+	expect_healthy("itimer", "3", "0.5");
+}
+
+static void test_fault_drop(void **state)
+{
+	(void)state;
+	expect_fault_caught("fault-drop", "ctimer", "5", "1", "rate_accuracy", NULL);
+}
+
+static void test_healthy_ctimer(void **state)
+{
+	(void)state;
+	expect_healthy("ctimer", "5", "1");
+}
+
+static void test_fault_slow(void **state)
+{
+	(void)state;
+	expect_fault_caught("fault-slow", "mach", "3", "0.5", "suspend_window", NULL);
+}
+
+static void test_healthy_mach(void **state)
+{
+	(void)state;
+	expect_healthy("mach", "3", "0.5");
+}
+
+static void test_fault_stack(void **state)
+{
+	(void)state;
+	expect_fault_caught("fault-stack", "ctimer", "3", "0.5", "stack_correct_fraction",
+			    "misattributed_fraction");
+}
+
+/* fault-drop against a baseline of healthy ctimer runs, 5 repetitions a side: the U test
+ * itself must call it a regression of rate_accuracy. */
+static void test_fault_drop_regresses_against_baseline(void **state)
+{
+	(void)state;
+	char base[256], cur[256], budgets[256];
+	snprintf(budgets, sizeof(budgets), "%s/regress.budgets", tmpdir);
+	write_file(budgets, "regress rate_accuracy off-one 0.1\n");
+	/* the same files as test_fault_drop and test_healthy_ctimer */
+	run_file("ctimer", "5", "1", base, sizeof(base));
+	run_file("fault-drop", "5", "1", cur, sizeof(cur));
+	int rc = run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--baseline", base,
+					    "--alias", "fault-drop=ctimer", cur));
+	const char *row = strstr(out, "✗ ctimer/balanced/2t/100Hz");
+	if (rc != 1 || !row || !strstr(row, "rate_accuracy") || !strstr(row, "regressed"))
+		fail_msg("want a rate_accuracy regression, got exit %d:\n%s", rc, out);
+	printf("%s", row);
+	/* the baseline against itself: nothing */
+	rc = run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--baseline", base, base));
+	if (rc != 0)
+		fail_msg("baseline against itself: exit %d:\n%s", rc, out);
+	unlink(budgets);
+}
+
+/* Removes the run files the fault tests left in tmpdir. */
+static void remove_run_files(void)
+{
+	static const char *const names[] = { "fault-misdeliver-3", "itimer-3", "fault-drop-5",
+					     "ctimer-5", "fault-slow-3", "mach-3",
+					     "fault-stack-3", "fault.budgets" };
+	char path[256];
+	for (size_t i = 0; i < N(names); i++) {
+		snprintf(path, sizeof(path), "%s/%s%s", tmpdir, names[i],
+			 strchr(names[i], '.') ? "" : ".h5");
+		unlink(path);
+	}
+}
+
+int main(void)
+{
+	const char *b = getenv("BUILD");
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mwu_against_scipy),
+		cmocka_unit_test(test_mwu_symmetry_nan_and_empty),
+		cmocka_unit_test(test_config_parses),
+		cmocka_unit_test(test_config_errors_name_the_line),
+		cmocka_unit_test_setup(test_same_data_passes, setup),
+		cmocka_unit_test_setup(test_regression_needs_significance_and_effect, setup),
+		cmocka_unit_test_setup(test_budget_conditions_use_host_facts, setup),
+		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
+		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
+		cmocka_unit_test_setup(test_junit_and_json, setup),
+		cmocka_unit_test(test_cli_bad_input_exits_2),
+		cmocka_unit_test(test_fault_misdeliver),
+		cmocka_unit_test(test_healthy_itimer),
+		cmocka_unit_test(test_fault_drop),
+		cmocka_unit_test(test_healthy_ctimer),
+		cmocka_unit_test(test_fault_slow),
+		cmocka_unit_test(test_healthy_mach),
+		cmocka_unit_test(test_fault_stack),
+		cmocka_unit_test(test_fault_drop_regresses_against_baseline),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	remove_run_files();
+	if (rmdir(tmpdir) != 0)
+		fprintf(stderr, "test_gate: cannot remove %s: %s\n", tmpdir, strerror(errno));
+	return rc;
+}

@@ -1,0 +1,169 @@
+/* test_matrix.c - the bench matrix config: parsing, line-numbered errors, expansion order,
+ * and the real ci/matrix staying in step with the sampler and workload tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../harness/matrix.h"
+
+static struct mx_matrix m;
+static char err[512];
+
+static void test_blocks_defaults_and_order(void **state)
+{
+	(void)state;
+	const char *text = "# two blocks of one profile, one of another\n"
+			   "[p]\n"
+			   "samplers = ctimer, none itimer\n"
+			   "workloads = skewed\n"
+			   "threads = 2 8\n"
+			   "\n"
+			   "[q]\n"
+			   "samplers = ctimer\n"
+			   "workloads = balanced skewed\n"
+			   "reps = 2\n"
+			   "duration = 0.5   # trailing comment\n"
+			   "[p]\n"
+			   "samplers = itimer\n"
+			   "workloads = balanced\n"
+			   "hz = 1000\n"
+			   "reps = 1\n";
+	struct run_spec *specs;
+
+	assert_int_equal(matrix_parse(text, "t", &m, err, sizeof(err)), 0);
+	assert_int_equal(m.nblocks, 3);
+	/* unset keys take the documented defaults */
+	assert_int_equal(m.blocks[0].reps, 5);
+	assert_true(m.blocks[0].duration_s == 2);
+	assert_true(m.blocks[0].hz[0] == 100);
+	assert_int_equal(m.blocks[1].threads[0], 2);
+
+	long n = matrix_specs(&m, "p", &specs, err, sizeof(err));
+	/* 3 samplers x 1 workload x 2 threads x 5 reps + 1 x 1 x 1 x 1 */
+	assert_int_equal(n, 3 * 2 * 5 + 1);
+	/* within a cell and repetition the baseline sampler runs first, then the listed order */
+	assert_string_equal(specs[0].sampler->name, "none");
+	assert_string_equal(specs[1].sampler->name, "ctimer");
+	assert_string_equal(specs[2].sampler->name, "itimer");
+	assert_int_equal(specs[0].repetition, 0);
+	assert_int_equal(specs[3].repetition, 1);
+	assert_true(specs[3].seed == specs[0].seed + 1);
+	assert_int_equal(specs[0].threads, 2);
+	assert_int_equal(specs[15].threads, 8);
+	assert_true(specs[n - 1].hz == 1000);
+	assert_string_equal(specs[n - 1].workload->name, "balanced");
+	free(specs);
+
+	n = matrix_specs(&m, "q", &specs, err, sizeof(err));
+	assert_int_equal(n, 2 * 2);
+	assert_true(specs[0].duration_s == 0.5);
+	free(specs);
+
+	n = matrix_specs(&m, "nope", &specs, err, sizeof(err));
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(err, "unknown profile 'nope' (profiles: p, q)"));
+}
+
+/* Each bad config fails with "t:LINE: <want>". */
+static void expect_error(const char *text, int line, const char *want)
+{
+	char prefix[32];
+	if (matrix_parse(text, "t", &m, err, sizeof(err)) == 0)
+		fail_msg("parsed: %s", text);
+	snprintf(prefix, sizeof(prefix), "t:%d: ", line);
+	if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, want))
+		fail_msg("want '%s%s', got '%s'", prefix, want, err);
+}
+
+static void test_errors_name_the_line(void **state)
+{
+	(void)state;
+	expect_error("[p]\nsamplers = ctimer nosuch\nworkloads = skewed\n", 2,
+		     "unknown sampler 'nosuch'");
+	expect_error("[p]\nsamplers = ctimer\n\n# c\nworkloads = skewed nosuch\n", 5,
+		     "unknown workload 'nosuch'");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\ncolour = blue\n", 4,
+		     "unknown key 'colour'");
+	expect_error("[p]\nsamplers ctimer\n", 2, "expected 'key = value'");
+	expect_error("samplers = ctimer\n", 1, "before the first [profile]");
+	expect_error("[p]\nsamplers = ctimer\nsamplers = itimer\n", 3, "set twice");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nthreads = 0\n", 4,
+		     "'threads' must be between 1 and 64");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nhz = fast\n", 4,
+		     "invalid number 'fast'");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 2 3\n", 4,
+		     "takes one value");
+	expect_error("[p\nsamplers = ctimer\n", 1, "malformed block header");
+	expect_error("[]\n", 1, "invalid profile name");
+	/* a block without samplers is reported at its header */
+	expect_error("[p]\nworkloads = skewed\n[q]\nsamplers = ctimer\nworkloads = skewed\n", 1,
+		     "block [p] has no 'samplers'");
+	expect_error("[p]\nsamplers = ctimer\n", 1, "has no 'workloads'");
+	expect_error("[p]\nsamplers =\n", 2, "has no value");
+	assert_int_equal(matrix_parse("# nothing\n", "t", &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no [profile] blocks"));
+}
+
+static void test_load_missing_file(void **state)
+{
+	(void)state;
+	assert_int_equal(matrix_load("/nonexistent/matrix", &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot read matrix '/nonexistent/matrix'"));
+}
+
+/* The shipped ci/matrix parses with today's tables, has the profiles the Makefile uses,
+ * and its quick profile (run inside `make check`) stays within its budget of time. */
+static void test_ci_matrix(void **state)
+{
+	(void)state;
+	struct run_spec *specs;
+	const char *path = getenv("SB_MATRIX") ? getenv("SB_MATRIX") : "ci/matrix";
+
+	if (matrix_load(path, &m, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	long n = matrix_specs(&m, "quick", &specs, err, sizeof(err));
+	assert_true(n > 0);
+	double secs = 0;
+	for (long i = 0; i < n; i++)
+		secs += specs[i].duration_s + 0.3;
+	free(specs);
+	if (secs > 60)
+		fail_msg("quick profile plans %.0f s, more than 60", secs);
+
+	n = matrix_specs(&m, "default", &specs, err, sizeof(err));
+	assert_true(n > 0);
+	secs = 0;
+	for (long i = 0; i < n; i++) {
+		secs += specs[i].duration_s + 0.3;
+		if (!(specs[i].sampler->flags & SB_SAMPLER_BASELINE) && specs[i].repetition == 0) {
+			/* the U test needs >= 4 repetitions a side to ever reach p < 0.05 */
+			long reps = 0;
+			for (long j = 0; j < n; j++)
+				reps += specs[j].sampler == specs[i].sampler &&
+					specs[j].workload == specs[i].workload &&
+					specs[j].threads == specs[i].threads && specs[j].hz == specs[i].hz;
+			assert_true(reps >= 5);
+		}
+	}
+	free(specs);
+	if (secs > 30 * 60)
+		fail_msg("default profile plans %.0f s, more than 30 min", secs);
+	assert_true(matrix_specs(&m, "full", &specs, err, sizeof(err)) > 0);
+	free(specs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blocks_defaults_and_order),
+		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_load_missing_file),
+		cmocka_unit_test(test_ci_matrix),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
