@@ -98,12 +98,13 @@ endif
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
-# The default profile into results/runs/<UTC>.h5, then the gate against
+# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against
 # results/baseline.h5 (budgets only without one): failed and warned checks on screen,
 # every check in <UTC>.gate.txt/.json/.junit.xml; exits 1 on a regression.
+PROFILE ?= default
 bench: deps $(BIN)
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
-	$(BIN) bench --profile default -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	$(BIN) bench --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
 	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
 	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
