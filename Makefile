@@ -10,7 +10,8 @@ CC       ?= cc
 V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools \
-        pkg-config zlib1g-dev libdw-dev libelf-dev
+        pkg-config zlib1g-dev libdw-dev libelf-dev \
+        python3-h5py python3-numpy python3-matplotlib
 
 ifeq ($(V),1)
 Q :=
@@ -109,6 +110,13 @@ bench: deps $(BIN)
 	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
 	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
 	rc=$$?; grep -v '^✓' $$run.gate.txt; echo "every check: $$run.gate.txt"; exit $$rc
+
+# The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md).
+.PHONY: report
+report: deps $(BIN)
+	$(Q)f=$$(ls -t results/runs/*.h5 2>/dev/null | head -1); \
+	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
+	$(BIN) report "$$f" -o results/report
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -28,6 +28,8 @@ int cmd_top(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 
 #endif

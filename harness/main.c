@@ -12,6 +12,8 @@ static const struct sb_cmd commands[] = {
 	{ "gate", cmd_gate, "check a run file against a baseline and budgets" },
 	{ "baseline", cmd_baseline, "make a run file the gate's baseline" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
+	{ "export", cmd_export, "write a run's stacks as folded stacks or a pprof profile" },
+	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },
 };
