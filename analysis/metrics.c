@@ -71,17 +71,24 @@ static int leaf_slot(const struct sb_run *r, const struct sb_sample *s)
 	return wl_slot_of_pc(r->frames[s->frame_offset]);
 }
 
+/* Quantiles of one latency field over the samples the run counts: for wall samplers the
+ * workload threads only, as for nsamples (the harness's own idle threads are not the
+ * program under test). */
 static void latency_quantiles(const struct sb_run *r, size_t field, double *p50, double *p99,
 			      double *max)
 {
 	double *v = malloc((r->nsamples + 1) * sizeof(*v));
+	size_t n = 0;
 	if (!v)
 		return;
-	for (size_t i = 0; i < r->nsamples; i++)
-		v[i] = *(const double *)((const char *)&r->samples[i] + field);
-	*p50 = quantile(v, r->nsamples, 0.5);
-	*p99 = quantile(v, r->nsamples, 0.99);
-	*max = quantile(v, r->nsamples, 1.0);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		if (r->clock == SB_CLOCK_WALL && r->samples[i].thread_index < 0)
+			continue;
+		v[n++] = *(const double *)((const char *)&r->samples[i] + field);
+	}
+	*p50 = quantile(v, n, 0.5);
+	*p99 = quantile(v, n, 0.99);
+	*max = quantile(v, n, 1.0);
 	free(v);
 }
 

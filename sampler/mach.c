@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "registry.h"
 #include "sampler.h"
@@ -25,6 +26,12 @@
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
 #define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */
+/* When parked threads are resumed. Early: right after each one's walk, so each is stopped
+ * only for its own stop and walk. Batch: once every target of the tick parked or timed
+ * out, because a thread resumed early takes a CPU that a target still has to run on to
+ * park. Auto: early when the threads that ran since their previous sample fit the CPUs,
+ * batch when they outnumber them (measured in docs/mach.md). */
+enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
 #define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
 
 struct mach_stats {
@@ -77,7 +84,8 @@ static struct {
 	struct reg_snap *snap;      /* REG_CAP */
 	struct mach_target *tg;     /* REG_CAP: requested, not parked yet */
 	struct mach_target *done;   /* REG_CAP: parked and walked, in batch mode not resumed */
-	int release_early;          /* resume each thread right after its walk */
+	int release_mode;           /* MACH_RELEASE_*: when parked threads are resumed */
+	int ncpu;                   /* online CPUs, for MACH_RELEASE_AUTO */
 	struct mach_tstate *ts;     /* REG_CAP */
 	uint64_t *stacks;           /* REG_CAP * max_depth */
 	struct mach_stats st;
@@ -203,7 +211,7 @@ static int is_idle(const struct reg_snap *e, uint64_t cpu)
 static void tick(void)
 {
 	int n = registry_snapshot(M.snap, REG_CAP);
-	int npend = 0;
+	int npend = 0, busy = 0;
 
 	for (int i = 0; i < n; i++) {
 		const struct reg_snap *e = &M.snap[i];
@@ -221,6 +229,8 @@ static void tick(void)
 			reuse_sample(e);
 			continue;
 		}
+		if (cpu > M.ts[e->idx].last_cpu)
+			busy++;
 		g = &M.tg[npend];
 		g->e = e;
 		g->cpu_ns = cpu;
@@ -247,6 +257,8 @@ static void tick(void)
 	 * have to run to park (measured: many more timeouts, see docs/mach.md). When nothing
 	 * parked for MACH_BATCH_STALL_NS the batch is released anyway, so one straggler (signal
 	 * blocked, CPU taken by another process) does not keep everyone stopped for 2 ms. */
+	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
+			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
 	int ndone = 0, nresumed = 0;
 	uint64_t progress_ns = sb_now_ns();
 	while (npend > 0) {
@@ -266,7 +278,7 @@ static void tick(void)
 			if (r == TC_PARKED) {
 				walk_parked(g);
 				progress_ns = now;
-				if (M.release_early) {
+				if (release_early) {
 					resume_parked(g);
 					push_sample(g);
 				} else {
@@ -377,8 +389,13 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	memset(&M.st, 0, sizeof(M.st));
 	M.cfg = *cfg;
 	M.sink = sink;
-	/* SB_MACH_RELEASE=early: resume each thread right after its walk (for measurements). */
-	M.release_early = getenv("SB_MACH_RELEASE") && strcmp(getenv("SB_MACH_RELEASE"), "early") == 0;
+	/* SB_MACH_RELEASE=early|batch forces one policy (for measurements); default auto. */
+	const char *rel = getenv("SB_MACH_RELEASE");
+	M.release_mode = rel && !strcmp(rel, "early")   ? MACH_RELEASE_EARLY
+			 : rel && !strcmp(rel, "batch") ? MACH_RELEASE_BATCH
+							: MACH_RELEASE_AUTO;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	M.ncpu = ncpu > 0 ? (int)ncpu : 1;
 	M.interval_ns = (uint64_t)(1e9 / cfg->hz);
 	M.max_depth = cfg->max_depth == 0 || cfg->max_depth > SB_MAX_FRAMES ? SB_MAX_FRAMES
 									 : cfg->max_depth;
