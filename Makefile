@@ -65,7 +65,8 @@ $(VERSION_H): FORCE
 	@{ printf '#define SB_VERSION "%s"\n' '$(VERSION)'; \
 	   printf '#define SB_GIT_REV "%s%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
 	          "$$(git diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"; \
-	   printf '#define SB_CC "%s"\n' "$$($(CC) --version | head -1)"; } > $@.tmp
+	   printf '#define SB_CC "%s"\n' "$$($(CC) --version | head -1)"; \
+	   printf '#define SB_BUILD "%s"\n' '$(if $(SANITIZE),sanitize=$(SANITIZE),plain)'; } > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 $(LIB_OBJS) $(MAIN_OBJ): | $(VERSION_H)

@@ -18,9 +18,9 @@
 
 #define GATE_MAX_TEXT (1 << 20)
 
-enum gate_var { V_THREADS, V_HZ, V_CORES, V_TICK, V_WORKLOAD, V_SAMPLER, V_NVARS };
+enum gate_var { V_THREADS, V_HZ, V_CORES, V_TICK, V_WORKLOAD, V_SAMPLER, V_BUILD, V_NVARS };
 static const char *const var_names[V_NVARS] = { "threads", "hz", "cores", "tick", "workload",
-						"sampler" };
+						"sampler", "build" };
 
 /* Cell-level counts that budgets can name like metrics. */
 static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs" };
@@ -130,7 +130,7 @@ static int var_index(const char *s)
 	return -1;
 }
 
-/* `threads<=cores`, `hz<=tick`, `hz>250`, `workload=skewed`, `sampler!=none`. */
+/* `threads<=cores`, `hz<=tick`, `hz>250`, `workload=skewed`, `sampler!=none`, `build=plain`. */
 static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
 {
 	size_t k = strcspn(s, "<>=!");
@@ -152,10 +152,10 @@ static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
 	c->lhs = var_index(lhs);
 	if (c->lhs < 0)
 		return cerr(p, "unknown variable '%s' in condition '%s' (expected threads, hz, "
-			       "cores, tick, workload or sampler)", lhs, s);
+			       "cores, tick, workload, sampler or build)", lhs, s);
 	if (!*rhs)
 		return cerr(p, "condition '%s' has no right side", s);
-	if (c->lhs == V_WORKLOAD || c->lhs == V_SAMPLER) {
+	if (c->lhs == V_WORKLOAD || c->lhs == V_SAMPLER || c->lhs == V_BUILD) {
 		if (c->op != GATE_EQ && c->op != GATE_NE)
 			return cerr(p, "'%s' compares names: use = or !=", lhs);
 		if (strlen(rhs) >= sizeof(c->name))
@@ -165,7 +165,7 @@ static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
 		return 0;
 	}
 	c->rhs = var_index(rhs);
-	if (c->rhs == V_WORKLOAD || c->rhs == V_SAMPLER)
+	if (c->rhs == V_WORKLOAD || c->rhs == V_SAMPLER || c->rhs == V_BUILD)
 		return cerr(p, "cannot compare '%s' with a name", lhs);
 	if (c->rhs < 0)
 		return parse_value(p, rhs, &c->value);
@@ -569,8 +569,10 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 	}
 	for (int i = 0; i < b->nconds; i++) {
 		const struct gate_cond *k = &b->conds[i];
-		if (k->lhs == V_WORKLOAD || k->lhs == V_SAMPLER) {
-			const char *have = k->lhs == V_WORKLOAD ? c->workload : c->sampler;
+		if (k->lhs == V_WORKLOAD || k->lhs == V_SAMPLER || k->lhs == V_BUILD) {
+			const char *have = k->lhs == V_WORKLOAD ? c->workload
+					   : k->lhs == V_SAMPLER ? c->sampler
+								 : h->build;
 			if ((strcmp(have, k->name) == 0) != (k->op == GATE_EQ))
 				return 0;
 			continue;

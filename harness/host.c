@@ -104,6 +104,7 @@ void host_probe(struct sb_host *h)
 	snprintf(h->compiler, sizeof(h->compiler), "%s", SB_CC);
 	snprintf(h->version, sizeof(h->version), "%s", SB_VERSION);
 	snprintf(h->git_rev, sizeof(h->git_rev), "%s", SB_GIT_REV);
+	snprintf(h->build, sizeof(h->build), "%s", SB_BUILD);
 	h->tick_hz = host_config_hz();
 	if (h->tick_hz > 0) {
 		snprintf(h->tick_source, sizeof(h->tick_source), "config");

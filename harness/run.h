@@ -44,6 +44,7 @@ struct sb_host {
 	char compiler[64];
 	char version[32];
 	char git_rev[48];
+	char build[64];        /* "plain", or "sanitize=...": timings of such builds are not the product's */
 };
 
 enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED };

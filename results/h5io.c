@@ -361,7 +361,7 @@ static int write_host(hid_t loc, const struct sb_host *h)
 	    attr_str(loc, "tick_source", h->tick_source) < 0 ||
 	    attr_str(loc, "compiler", h->compiler) < 0 ||
 	    attr_str(loc, "version", h->version) < 0 ||
-	    attr_str(loc, "git_rev", h->git_rev) < 0)
+	    attr_str(loc, "git_rev", h->git_rev) < 0 || attr_str(loc, "build", h->build) < 0)
 		return -1;
 	return 0;
 }
@@ -839,6 +839,7 @@ static int read_host(struct rd *rd, struct sb_host *h)
 		{ "compiler", offsetof(struct sb_host, compiler), sizeof(h->compiler) },
 		{ "version", offsetof(struct sb_host, version), sizeof(h->version) },
 		{ "git_rev", offsetof(struct sb_host, git_rev), sizeof(h->git_rev) },
+		{ "build", offsetof(struct sb_host, build), sizeof(h->build) },
 	};
 	const char *missing = NULL;
 
