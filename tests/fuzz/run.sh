@@ -6,7 +6,7 @@
 # when clang is absent. New inputs go to a scratch directory, never into the corpus.
 # Run from the repository root (make fuzz does).
 set -u
-secs=${1:-30}
+secs=${1:-${FUZZ_SECONDS:-30}}
 build=${BUILD:-build}/fuzz
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null 2>&1; then
