@@ -85,6 +85,13 @@ int wl_slot_of_pc(uint64_t pc)
 	return -1;
 }
 
+int wl_slot_frame_of_pc(uint64_t pc);
+int wl_slot_frame_of_pc(uint64_t pc)
+{
+	(void)pc;
+	return -1;
+}
+
 static struct {
 	struct sb_exec_shm *shm;
 	size_t shm_len;

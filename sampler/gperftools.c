@@ -39,7 +39,6 @@
 #define GP_LIB "libprofiler.so.0"
 #define GP_MAX_HZ 4000        /* libprofiler clamps CPUPROFILE_FREQUENCY to this */
 #define GP_STACK_DEPTH 64     /* libprofiler's kMaxStackDepth: deeper stacks are cut */
-#define GP_ATTRIB_FRAMES 4    /* frames searched for a workload slot, leaf first */
 #define GP_MAX_PROFILE (1ull << 30) /* larger profile files are refused, not read */
 
 typedef int (*gp_start_fn)(const char *fname, const struct ProfilerOptions *opts);
@@ -240,15 +239,15 @@ static void gp_pt_thread_start(int index)
 	atomic_fetch_add_explicit(&gp.registered_threads, 1, memory_order_relaxed);
 }
 
-/* Workload slot of a stack: the first of the GP_ATTRIB_FRAMES leaf-most frames that lies in
- * a slot's leaf function. Frame 0 is the interrupted PC; deeper frames are return
- * addresses, looked up as address - 1 so a call that ends a function maps to that
- * function. The deeper frames matter when the leaf is a libc or vDSO function called from
- * the slot's work. */
+/* Workload slot of a stack: the first frame, leaf first, that lies in a slot's leaf or
+ * entry function (every workload thread runs through its slot's entry function, so a walk
+ * that reaches the thread's bottom names it). Frame 0 is the interrupted PC; deeper frames
+ * are return addresses, looked up as address - 1 so a call that ends a function maps to
+ * that function. */
 static int gp_attribute(const uint64_t *pcs, uint32_t depth)
 {
-	for (uint32_t i = 0; i < depth && i < GP_ATTRIB_FRAMES; i++) {
-		int slot = wl_slot_of_pc(i == 0 ? pcs[i] : pcs[i] - 1);
+	for (uint32_t i = 0; i < depth; i++) {
+		int slot = wl_slot_frame_of_pc(i == 0 ? pcs[i] : pcs[i] - 1);
 		if (slot >= 0)
 			return slot;
 	}

@@ -183,6 +183,35 @@ static void test_metric_table(void **state)
 	}
 }
 
+/* Every slot's leaf and entry map back to the slot; leaves only through wl_slot_of_pc. */
+static int entry_slot_seen;
+static void record_entry_slot(struct wl_ctx *ctx, int index)
+{
+	(void)ctx;
+	(void)index;
+	uint64_t ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	entry_slot_seen = wl_slot_frame_of_pc(ret - 1) * 1000 + wl_slot_of_pc(ret - 1);
+}
+
+static void test_slot_ranges(void **state)
+{
+	(void)state;
+	for (int slot = 0; slot < SB_MAX_THREADS; slot++) {
+		uint64_t lo, hi;
+		wl_slot_range(slot, &lo, &hi);
+		assert_true(lo < hi);
+		assert_int_equal(wl_slot_of_pc(lo), slot);
+		assert_int_equal(wl_slot_of_pc(hi - 1), slot);
+		assert_int_equal(wl_slot_frame_of_pc(lo), slot);
+		/* the entry function: a return address inside it names the slot */
+		wl_slot_enter(slot, record_entry_slot, NULL, slot);
+		assert_int_equal(entry_slot_seen, slot * 1000 - 1);
+	}
+	assert_int_equal(wl_slot_of_pc((uint64_t)(uintptr_t)&test_slot_ranges), -1);
+	assert_int_equal(wl_slot_frame_of_pc((uint64_t)(uintptr_t)&test_slot_ranges), -1);
+	assert_int_equal(wl_slot_frame_of_pc(0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_thread_penalised),
 		cmocka_unit_test(test_wall_view),
 		cmocka_unit_test(test_metric_table),
+		cmocka_unit_test(test_slot_ranges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,8 +86,14 @@ uint64_t wl_unit_expected(uint64_t seed, uint64_t iters);
 /* One verified unit of work in slot's leaf: adds 1 to ops and to checksum_errors on a wrong
  * result. */
 void wl_unit(struct wl_ctx *ctx, int slot);
-/* Slot whose leaf contains pc, or -1. Async-signal-safe after the first call. */
+/* Slot whose leaf contains pc, or -1. Async-signal-safe. */
 int wl_slot_of_pc(uint64_t pc);
+/* Slot whose leaf or entry frame contains pc, or -1: for attributing a whole stack (the
+ * entry frame sits near the bottom of every workload thread). Async-signal-safe. */
+int wl_slot_frame_of_pc(uint64_t pc);
+/* Runs fn(ctx, index) through slot's own entry function (the framework does this for
+ * every workload thread). */
+void wl_slot_enter(int slot, void (*fn)(struct wl_ctx *, int), struct wl_ctx *ctx, int index);
 /* Address range of slot's leaf, for symbolizers and tests. */
 void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi);
 
