@@ -1,5 +1,6 @@
 /* matrix.c - parses ci/matrix and expands a profile into run specs. */
 #include "matrix.h"
+#include "plugin.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -108,6 +109,13 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 		return -1;
 	if (!strcmp(key, "samplers")) {
 		for (int i = 0; i < n; i++) {
+			char err[512];
+			if (plugin_is_path(vals[i])) { /* ./my_sampler.so: a plugin, as in `run` */
+				b->samplers[i] = plugin_load(vals[i], err, sizeof(err));
+				if (!b->samplers[i])
+					return perr(p, "%s", err);
+				continue;
+			}
 			b->samplers[i] = sampler_find(vals[i]);
 			if (!b->samplers[i])
 				return perr(p, "unknown sampler '%s' (see 'sampbench list')", vals[i]);

@@ -130,6 +130,25 @@ static void sink_size(const struct run_spec *spec, size_t *samples, size_t *fram
 	*frames = (size_t)f;
 }
 
+/* Time the hypervisor gave this VM's CPUs to others, summed over CPUs, in ns (the `steal`
+ * column of /proc/stat); NaN when unreadable. Host noise that no sampler can avoid. */
+static double steal_ns_now(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = { 0 };
+	double ns = NAN;
+
+	if (!f)
+		return NAN;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) == 8) {
+		long hz = sysconf(_SC_CLK_TCK);
+		ns = (double)v[7] * 1e9 / (double)(hz > 0 ? hz : 100);
+	}
+	fclose(f);
+	return ns;
+}
+
 static void add_stat(struct sb_run *r, const char *name, double v)
 {
 	struct sb_stat_row *row = &r->stats[r->nstats++];
@@ -139,7 +158,8 @@ static void add_stat(struct sb_run *r, const char *name, double v)
 
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
-		   const struct run_shared *sh, struct sb_run *r, const struct rusage *ru)
+		   const struct run_shared *sh, struct sb_run *r, const struct rusage *ru,
+		   double steal_ns)
 {
 	size_t n = sink_count(sink);
 	size_t nf = atomic_load(&sink->nframes);
@@ -182,6 +202,7 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
 	add_stat(r, "child_utime_ns", (double)ru->ru_utime.tv_sec * 1e9 + ru->ru_utime.tv_usec * 1e3);
 	add_stat(r, "child_stime_ns", (double)ru->ru_stime.tv_sec * 1e9 + ru->ru_stime.tv_usec * 1e3);
+	add_stat(r, "host_steal_ns", steal_ns);
 	return 0;
 }
 
@@ -211,6 +232,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 		goto cleanup;
 	memset(sh, 0, sizeof(*sh));
 
+	double steal0 = steal_ns_now();
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -273,7 +295,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	}
 	if (sh->work_end_ns > sh->work_start_ns)
 		r->wall_s = (double)(sh->work_end_ns - sh->work_start_ns) / 1e9;
-	if (collect(spec, sink, sh, r, &ru) != 0) {
+	if (collect(spec, sink, sh, r, &ru, steal_ns_now() - steal0) != 0) {
 		run_free(r);
 		goto cleanup;
 	}
