@@ -92,13 +92,8 @@ check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
-	$(Q)for try in 1 2; do \
-		$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
-		[ $$rc -le 1 ] || exit $$rc; \
-		$(BIN) gate -q $(BUILD)/quick.h5 && exit 0; rc=$$?; \
-		[ $$rc -eq 1 ] || exit $$rc; \
-		[ $$try -eq 2 ] || echo "== quick gate failed: one re-run, to tell a regression from host noise (stat host_steal_ns)"; \
-	done; exit 1
+	$(Q)$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
+	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
 endif
 
 # libFuzzer run of the cpu profile parser (~30 s; skips without clang)

@@ -53,6 +53,7 @@ struct gate_budget {
 	char ref_metric[GATE_NAME_LEN];
 	struct gate_cond conds[GATE_MAX_CONDS];
 	int nconds;
+	int sign_test;                   /* fail only when the runs are over it significantly */
 	char text[160];                  /* the rule as written, for reports */
 };
 
@@ -97,7 +98,7 @@ struct gate_check {
 	char metric[GATE_NAME_LEN];
 	double baseline; /* baseline median, or the budget's limit; NaN when none */
 	double current;  /* current median (budgets: of the cell); NaN when none */
-	double p;        /* U-test p-value, NaN for budgets */
+	double p;        /* U-test p-value; sign-test p for sign-test budgets; else NaN */
 	double effect;   /* change in the bad direction (positive: worse), NaN for budgets */
 	int nbase, ncur; /* repetitions with a value */
 	char reason[224];

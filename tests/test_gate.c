@@ -304,6 +304,41 @@ static void test_budget_conditions_use_host_facts(void **state)
 	gate_result_free(&res);
 }
 
+/* sign-test budgets: over the limit in 3 of 5 runs is noise, in 5 of 5 it is a verdict */
+static void test_sign_test_budget(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget mach suspend_window_p99_ns <= 100us sign-test\n",
+					   "s", &c2, e, sizeof(e)), 0);
+	static const double mixed[] = { 80e3, 120e3, 90e3, 150e3, 130e3 }; /* median 120 us */
+	static const double slow[] = { 2.1e6, 2.0e6, 2.2e6, 2.05e6, 2.3e6 };
+	for (int pass = 0; pass < 2; pass++) {
+		ncur = 0;
+		for (int i = 0; i < 5; i++)
+			add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i)
+				->metrics.suspend_window_p99_ns = pass ? slow[i] : mixed[i];
+		struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur };
+		assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+		const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
+							"suspend_window_p99_ns");
+		assert_non_null(k);
+		if (pass == 0) {
+			/* a plain median rule would fail; 3 of 5 over has p = 0.5 */
+			assert_true(k->current > 100e3);
+			assert_int_equal(k->state, GATE_PASS);
+			assert_float_equal(k->p, 0.5, 1e-12);
+		} else {
+			assert_int_equal(k->state, GATE_FAIL);
+			assert_float_equal(k->p, 1.0 / 32, 1e-12);
+			assert_non_null(strstr(k->reason, "5 of 5 runs over"));
+		}
+		gate_result_free(&res);
+	}
+}
+
 static void test_reference_budget_and_missing_reference(void **state)
 {
 	(void)state;
@@ -657,6 +692,7 @@ int main(void)
 		cmocka_unit_test_setup(test_same_data_passes, setup),
 		cmocka_unit_test_setup(test_regression_needs_significance_and_effect, setup),
 		cmocka_unit_test_setup(test_budget_conditions_use_host_facts, setup),
+		cmocka_unit_test_setup(test_sign_test_budget, setup),
 		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
 		cmocka_unit_test_setup(test_junit_and_json, setup),
