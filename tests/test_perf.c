@@ -76,14 +76,19 @@ static void test_skewed_shares(void **state)
 	/* The kernel's callchain must start in the thread's own leaf. */
 	assert_false(isnan(r.metrics.misattributed_fraction));
 	assert_true(r.metrics.misattributed_fraction < 0.02);
+	size_t walked = 0;
 	for (size_t i = 0; i < r.nsamples; i++) {
 		const struct sb_sample *s = &r.samples[i];
 		assert_true(s->time_ns >= t0 && s->time_ns <= t1); /* CLOCK_MONOTONIC */
 		assert_true(s->thread_index >= 0 && s->thread_index < 4);
 		assert_true(s->weight_ns == 1e7); /* the period at 100 Hz */
 		assert_true(isnan(s->stop_latency_ns) && isnan(s->suspend_window_ns));
-		assert_true(s->depth >= 2);
+		assert_true(s->depth >= 1);
+		walked += s->depth >= 2;
 	}
+	/* The kernel walks user frame pointers: nearly every callchain goes past the leaf. A
+	 * sample taken inside glibc (no frame pointers: the barrier wait) may stop at it. */
+	assert_true(walked >= r.nsamples * 95 / 100);
 	run_free(&r);
 }
 
