@@ -144,7 +144,9 @@ static void check_run(const struct sb_run *r, double tvd_max)
  * over 24 runs each, gperftools (process-wide setitimer, the kernel's choice of thread)
  * had a mean of 0.07-0.105 and a maximum of 0.214; gperftools-pt a mean of 0.03-0.056 and a
  * maximum of 0.145, mostly barrier samples no slot owns. A sampler charging every thread
- * alike scores 0.2 with the ordering check failing; one charging one thread scores > 0.6. */
+ * alike scores 0.2 with the ordering check failing; one charging one thread scores > 0.6.
+ * Under ASan the process-wide timer's bias reached 0.31, so gperftools gets the same 0.35
+ * as its budget in ci/budgets; the ordering check still fails a sampler charging alike. */
 static void test_cli_run(void **state)
 {
 	(void)state;
@@ -173,7 +175,7 @@ static void test_cli_run(void **state)
 	if (h5_read(path, &host, &runs, &nruns, 1, err, sizeof(err)) != 0)
 		fail_msg("cannot read %s: %s", path, err);
 	assert_int_equal(nruns, 2);
-	check_run(find_run(runs, nruns, "gperftools"), 0.25);
+	check_run(find_run(runs, nruns, "gperftools"), 0.35);
 	check_run(find_run(runs, nruns, "gperftools-pt"), 0.2);
 	assert_true(run_stat(find_run(runs, nruns, "gperftools-pt"), "registered_threads") >= 4);
 
