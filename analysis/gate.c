@@ -3,6 +3,7 @@
  * A cell is (sampler, workload, threads, hz); its repetitions are the samples the tests
  * see. Only ok runs give metric values; failed and skipped runs are counted in the pseudo
  * metrics failed_runs and skipped_runs. */
+#include "../harness/cli.h"
 #include "gate.h"
 
 #include <ctype.h>
@@ -64,13 +65,11 @@ static int cerr(struct cparser *p, const char *fmt, ...) __attribute__((format(p
 /* Writes "name:line: message" into p->err. Always returns -1. */
 static int cerr(struct cparser *p, const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sb_config_verr(p->err, p->errlen, p->name, p->line, fmt, ap);
 	va_end(ap);
-	snprintf(p->err, p->errlen, "%s:%d: %s", p->name, p->line, msg);
 	return -1;
 }
 

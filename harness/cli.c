@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,6 +15,24 @@ void sb_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void sb_getopt_error(int c, char **argv, const char *cmd)
+{
+	if (c == ':')
+		sb_err("option '%s' needs a value", argv[optind - 1]);
+	else
+		sb_err("unknown option '%s' (see 'sampbench %s --help')", argv[optind - 1], cmd);
+}
+
+int sb_config_verr(char *err, size_t errlen, const char *file, int line, const char *fmt,
+		   va_list ap)
+{
+	char msg[256];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	snprintf(err, errlen, "%s:%d: %s", file, line, msg);
+	return -1;
 }
 
 int sb_parse_double(const char *opt, const char *s, double *out)

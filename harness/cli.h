@@ -2,6 +2,8 @@
 #ifndef SB_CLI_H
 #define SB_CLI_H
 
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Exit codes: 0 ok, 1 failure (a failed gate, a failed run), 2 bad input / usage. */
@@ -13,6 +15,15 @@ void sb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a whole decimal/float argument. Returns 0, or -1 (and prints an error naming opt). */
 int sb_parse_double(const char *opt, const char *s, double *out);
 int sb_parse_int(const char *opt, const char *s, long min, long max, long *out);
+
+/* Reports what getopt_long (optstring starting with ':', opterr = 0) returned for a bad
+ * option: c == ':' is a missing value, anything else an unknown option. cmd names the
+ * subcommand for the --help hint. */
+void sb_getopt_error(int c, char **argv, const char *cmd);
+
+/* Formats "file:line: message" into err (config file errors). Always returns -1. */
+int sb_config_verr(char *err, size_t errlen, const char *file, int line, const char *fmt,
+		   va_list ap);
 
 /* One subcommand: argv[0] is the subcommand name. Returns the process exit code. */
 struct sb_cmd {

@@ -49,12 +49,8 @@ static int parse_args(int argc, char **argv)
 		case 't': env.to = optarg; break;
 		case 'f': env.force = 1; break;
 		case 'h': return 1;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench baseline --help')",
-			       argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "baseline");
 			return -1;
 		}
 	}

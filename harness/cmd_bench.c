@@ -154,11 +154,8 @@ static int parse_args(int argc, char **argv)
 		case 'f': env.force = 1; break;
 		case 'n': env.dry_run = 1; break;
 		case 'h': return 1;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench bench --help')", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "bench");
 			return -1;
 		}
 	}

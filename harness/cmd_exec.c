@@ -730,11 +730,8 @@ static int parse_args(int argc, char **argv)
 		case 'A': env.agent = optarg; break;
 		case 'q': env.quiet = 1; break;
 		case 'h': return 1;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench exec --help')", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "exec");
 			return -1;
 		}
 	}

@@ -83,7 +83,8 @@ int cmd_export(int argc, char **argv)
 	int c, ret = SB_EXIT_USAGE;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:r:mo:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:r:mo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			format = optarg;
@@ -101,8 +102,8 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return SB_EXIT_OK;
-		default:
-			sb_err("bad option (see 'sampbench export --help')");
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "export");
 			return SB_EXIT_USAGE;
 		}
 	}

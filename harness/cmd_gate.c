@@ -83,11 +83,8 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'q': env.quiet = 1; break;
 		case 'h': return 1;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench gate --help')", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "gate");
 			return -1;
 		}
 	}

@@ -351,12 +351,8 @@ int cmd_show(int argc, char **argv)
 			usage(stdout);
 			rc = SB_EXIT_OK;
 			goto cleanup;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			goto cleanup;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench show --help')",
-			       argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "show");
 			goto cleanup;
 		}
 	}

@@ -194,11 +194,8 @@ int cmd_top(int argc, char **argv)
 			usage(stdout);
 			rc = SB_EXIT_OK;
 			goto cleanup;
-		case ':':
-			sb_err("option '%s' needs a value", argv[optind - 1]);
-			goto cleanup;
-		default:
-			sb_err("unknown option '%s' (see 'sampbench top --help')", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			sb_getopt_error(c, argv, "top");
 			goto cleanup;
 		}
 	}

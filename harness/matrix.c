@@ -1,4 +1,5 @@
 /* matrix.c - parses ci/matrix and expands a profile into run specs. */
+#include "cli.h"
 #include "matrix.h"
 #include "plugin.h"
 
@@ -30,13 +31,11 @@ static int perr(struct mx_parser *p, const char *fmt, ...) __attribute__((format
 /* Writes "name:line: message" into p->err. Always returns -1. */
 static int perr(struct mx_parser *p, const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sb_config_verr(p->err, p->errlen, p->name, p->line, fmt, ap);
 	va_end(ap);
-	snprintf(p->err, p->errlen, "%s:%d: %s", p->name, p->line, msg);
 	return -1;
 }
 
