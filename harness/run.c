@@ -2,6 +2,7 @@
 #include "run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,4 +39,28 @@ const char *run_status_name(int status)
 	case SB_RUN_SKIPPED: return "skipped";
 	}
 	return "unknown";
+}
+
+double host_fact(const struct sb_host *h, const char *name)
+{
+	for (int32_t i = 0; i < h->nfacts; i++)
+		if (strcmp(h->facts[i].name, name) == 0)
+			return h->facts[i].value;
+	return NAN;
+}
+
+int host_fact_set(struct sb_host *h, const char *name, double value)
+{
+	if (strlen(name) >= sizeof(h->facts[0].name))
+		return -1;
+	for (int32_t i = 0; i < h->nfacts; i++)
+		if (strcmp(h->facts[i].name, name) == 0) {
+			h->facts[i].value = value;
+			return 0;
+		}
+	if (h->nfacts >= SB_HOST_MAX_FACTS)
+		return -1;
+	snprintf(h->facts[h->nfacts].name, sizeof(h->facts[0].name), "%s", name);
+	h->facts[h->nfacts++].value = value;
+	return 0;
 }

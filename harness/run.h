@@ -34,6 +34,14 @@ struct sb_stat_row {
 	double value;
 };
 
+#define SB_HOST_MAX_FACTS 64
+
+/* A numeric host fact: a calibrated floor (`rendezvous_p99_ns`) or a count. */
+struct sb_host_fact {
+	char name[SB_NAME_LEN];
+	double value;
+};
+
 /* Host facts, identical for every run of one invocation. */
 struct sb_host {
 	char host[64];
@@ -45,6 +53,8 @@ struct sb_host {
 	char version[32];
 	char git_rev[48];
 	char build[64];        /* "plain", or "sanitize=...": timings of such builds are not the product's */
+	struct sb_host_fact facts[SB_HOST_MAX_FACTS]; /* numeric facts (calibration), by name */
+	int32_t nfacts;
 };
 
 enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED };
@@ -81,5 +91,10 @@ void run_free(struct sb_run *r);
 /* Value of stat `name`, or NaN. */
 double run_stat(const struct sb_run *r, const char *name);
 const char *run_status_name(int status);
+/* Value of numeric host fact `name` (e.g. "rendezvous_p99_ns"), or NaN when h has none. */
+double host_fact(const struct sb_host *h, const char *name);
+/* Sets numeric host fact `name` to value, adding it when new. Returns 0, or -1 when the
+ * table is full or the name too long. */
+int host_fact_set(struct sb_host *h, const char *name, double value);
 
 #endif
