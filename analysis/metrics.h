@@ -38,6 +38,11 @@
 	X(short_io_per_1k_samples, "ratio", "short reads/writes per 1000 samples")        \
 	X(overhead, "ratio", "ops/s under the sampler / ops/s under `none`")              \
 	X(sampler_cpu_fraction, "ratio", "sampler's own CPU time / run wall time")       \
+	X(sampler_cpu_per_tick_ns, "ns", "sampler's own CPU time / ticks it ran")          \
+	X(stop_latency_p99_floor_ratio, "ratio", "stop_latency_p99_ns / host floor p99 (calibration)") \
+	X(suspend_window_p50_floor_ratio, "ratio", "suspend_window_p50_ns / host floor p50 (calibration)") \
+	X(suspend_window_p99_floor_ratio, "ratio", "suspend_window_p99_ns / host floor p99 (calibration)") \
+	X(sampler_cpu_per_tick_floor_ratio, "ratio", "sampler_cpu_per_tick_ns / host floor (calibration)") \
 	X(checksum_errors, "count", "work units with a wrong result (corruption)")
 
 struct sb_metrics {

@@ -42,6 +42,17 @@ struct sb_host_fact {
 	double value;
 };
 
+/* One calibration measurement: this host's floor for one mechanism sampbench times,
+ * measured with the primitives the samplers use (harness/calibrate.c, docs/metrics.md). */
+#define SB_CALIB_MAX 32
+struct sb_calib_row {
+	char name[SB_NAME_LEN]; /* "syscall", "thread_cpu_clock", "futex_cross", "rendezvous", ... */
+	char phase[8];          /* "start" or "end" of the invocation */
+	int32_t n;              /* repetitions; 0 when not measured here (reason says why) */
+	double p50_ns, p99_ns, max_ns;
+	char reason[SB_NAME_LEN]; /* "" when measured, else why not ("ptrace not permitted") */
+};
+
 /* Host facts, identical for every run of one invocation. */
 struct sb_host {
 	char host[64];
@@ -53,8 +64,11 @@ struct sb_host {
 	char version[32];
 	char git_rev[48];
 	char build[64];        /* "plain", or "sanitize=...": timings of such builds are not the product's */
+	char fingerprint[64];  /* which machine class: timing compares only within one (host.c) */
 	struct sb_host_fact facts[SB_HOST_MAX_FACTS]; /* numeric facts (calibration), by name */
 	int32_t nfacts;
+	struct sb_calib_row calib[SB_CALIB_MAX]; /* the calibration table, start and end */
+	int32_t ncalib;
 };
 
 enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED };
@@ -72,6 +86,7 @@ struct sb_run {
 	char start_time[32];         /* ISO-8601 UTC */
 	int32_t clock;               /* enum sb_clock of the sampler */
 	double wall_s;               /* measured run wall time */
+	char variant[SB_NAME_LEN];   /* A/B benches: which build ran it ("" in a plain bench) */
 	struct sb_metrics metrics;
 
 	struct sb_sample *samples;   /* owned by the run */
