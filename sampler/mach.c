@@ -48,6 +48,8 @@ struct mach_stats {
 	uint64_t sched_fifo_priority;
 	uint64_t sampler_cpu_ns;
 	uint64_t dropped;
+	uint64_t spin_releases;
+	uint64_t spin_wakes;
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -113,11 +115,24 @@ static void walk_parked(struct mach_target *g)
 			 &g->depth, NULL, NULL);
 }
 
-/* Resumes walked target g and records its sample. */
+/* Resumes walked target g and notes when; push_sample() records it afterwards. */
 static void resume_parked(struct mach_target *g)
 {
 	tc_resume(&g->t);
 	g->resumed_ns = sb_now_ns();
+}
+
+/* Resumes the parked batch M.done[from, to) with one wake-up for all of them. */
+static void release_batch(int from, int to)
+{
+	if (from >= to)
+		return;
+	for (int i = from; i < to; i++)
+		tc_release(&M.done[i].t);
+	tc_release_flush();
+	uint64_t now = sb_now_ns();
+	for (int i = from; i < to; i++)
+		M.done[i].resumed_ns = now;
 }
 
 static void push_sample(struct mach_target *g)
@@ -211,8 +226,11 @@ static int is_idle(const struct reg_snap *e, uint64_t cpu)
 static void tick(void)
 {
 	int n = registry_snapshot(M.snap, REG_CAP);
-	int npend = 0, busy = 0;
+	int nwant = 0, npend = 0, busy = 0;
 
+	/* Pass 1, nothing stopped yet: read every thread's CPU clock (a system call each on
+	 * Linux, kept out of the suspend windows), decide idle skip and count the threads
+	 * that ran, which picks the release policy before the first request. */
 	for (int i = 0; i < n; i++) {
 		const struct reg_snap *e = &M.snap[i];
 		struct mach_target *g;
@@ -231,16 +249,25 @@ static void tick(void)
 		}
 		if (cpu > M.ts[e->idx].last_cpu)
 			busy++;
-		g = &M.tg[npend];
+		g = &M.tg[nwant++];
 		g->e = e;
 		g->cpu_ns = cpu;
 		g->t.park = e->park;
 		g->t.tid = e->tid;
 		g->t.ident = e->gen;
+	}
+	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
+			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
+	int my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
+
+	/* Pass 2: request every stop at once. */
+	for (int i = 0; i < nwant; i++) {
+		struct mach_target *g = &M.tg[i];
+
 		switch (tc_request(&g->t)) {
 		case TC_PENDING:
 			g->t.deadline_ns = g->t.req_ns + TC_TIMEOUT_NS;
-			npend++;
+			M.tg[npend++] = *g;
 			break;
 		case TC_GONE:
 			M.st.threads_skipped++;
@@ -251,20 +278,22 @@ static void tick(void)
 		}
 	}
 
-	/* Collect: walk each target as soon as it parks. In batch mode (the default) the
-	 * walked ones stay parked until every target has parked or timed out: a thread
-	 * released early wakes with scheduler credit and takes the CPU from targets that still
-	 * have to run to park (measured: many more timeouts, see docs/mach.md). When nothing
-	 * parked for MACH_BATCH_STALL_NS the batch is released anyway, so one straggler (signal
-	 * blocked, CPU taken by another process) does not keep everyone stopped for 2 ms. */
-	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
-			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
+	/* Collect: walk each target as soon as it parks. Early policy: resume it right after
+	 * its walk. Batch policy: the walked ones stay parked until every target has parked
+	 * or timed out: a thread released early wakes with scheduler credit and takes the CPU
+	 * from targets that still have to run to park (measured: many more timeouts, see
+	 * docs/mach.md). When nothing parked for MACH_BATCH_STALL_NS the batch is released
+	 * anyway, so one straggler (signal blocked, CPU taken by another process) does not
+	 * keep everyone stopped for 2 ms. The sampler spins for a park instead of sleeping
+	 * only in early ticks and while no pending target was last seen on its own CPU:
+	 * spinning there would keep that target from running to park. */
 	int ndone = 0, nresumed = 0;
 	uint64_t progress_ns = sb_now_ns();
 	while (npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
 		uint64_t next_deadline = UINT64_MAX;
+		int may_spin = release_early && my_cpu >= 0;
 
 		for (int i = 0; i < npend;) {
 			struct mach_target *g = &M.tg[i];
@@ -291,6 +320,9 @@ static void tick(void)
 				M.tg[i] = M.tg[--npend];
 				continue;
 			}
+			int cpu = tc_park_cpu(g->t.park);
+			if (cpu < 0 || cpu == my_cpu)
+				may_spin = 0;
 			if (g->t.deadline_ns < next_deadline)
 				next_deadline = g->t.deadline_ns;
 			i++;
@@ -299,17 +331,16 @@ static void tick(void)
 			break;
 		if (nresumed < ndone) {
 			if (now >= progress_ns + MACH_BATCH_STALL_NS) {
-				while (nresumed < ndone)
-					resume_parked(&M.done[nresumed++]);
+				release_batch(nresumed, ndone);
+				nresumed = ndone;
 			} else if (progress_ns + MACH_BATCH_STALL_NS < next_deadline) {
 				next_deadline = progress_ns + MACH_BATCH_STALL_NS;
 			}
 		}
-		tc_wait(bell, next_deadline);
+		tc_wait_spin(bell, next_deadline, may_spin);
 	}
 	/* Every parked thread is resumed here, before anything else (pushes) happens. */
-	while (nresumed < ndone)
-		resume_parked(&M.done[nresumed++]);
+	release_batch(nresumed, ndone);
 	for (int i = 0; i < ndone; i++)
 		push_sample(&M.done[i]);
 	registry_compact();
@@ -394,6 +425,10 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	M.release_mode = rel && !strcmp(rel, "early")   ? MACH_RELEASE_EARLY
 			 : rel && !strcmp(rel, "batch") ? MACH_RELEASE_BATCH
 							: MACH_RELEASE_AUTO;
+	/* SB_MACH_SPIN_NS=N overrides the spin budget (0: never spin; for A/B measurements). */
+	const char *spin = getenv("SB_MACH_SPIN_NS");
+	if (spin && *spin)
+		tc_set_spin_ns(strtoull(spin, NULL, 10));
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	M.ncpu = ncpu > 0 ? (int)ncpu : 1;
 	M.interval_ns = (uint64_t)(1e9 / cfg->hz);
@@ -446,6 +481,8 @@ static int mach_stop(void)
 	pthread_join(M.thread, NULL);
 	M.st.ticks_planned = (stop_ns - M.start_ns) / M.interval_ns;
 	M.st.eintr_caused = tc_eintr_caused();
+	M.st.spin_releases = tc_spin_releases();
+	M.st.spin_wakes = tc_spin_wakes();
 	tc_fini();
 	free_state();
 	M.started = 0;
@@ -468,6 +505,9 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "sched_fifo_priority", (double)M.st.sched_fifo_priority },
 		{ "sampler_cpu_ns", (double)M.st.sampler_cpu_ns },
 		{ "samples_dropped", (double)M.st.dropped },
+		{ "spin_ns", (double)tc_spin_ns() },
+		{ "spin_releases", (double)M.st.spin_releases },
+		{ "spin_wakes", (double)M.st.spin_wakes },
 	};
 	int n = (int)(sizeof(all) / sizeof(all[0]));
 

@@ -37,6 +37,8 @@ struct tc_park {
 	_Atomic uint64_t parked_ns; /* sb_now_ns() when it parked */
 	_Atomic uint64_t cpu_after; /* its CPU time as it left the rendezvous of exit_req */
 	_Atomic uint32_t exit_req;
+	_Atomic int32_t cpu;        /* CPU it last parked on, -1 before its first park (Linux) */
+	_Atomic uint32_t sleeping;  /* parked in futex(2): the release must wake it (Linux) */
 };
 
 /* The sampler's view of one stop request. */
@@ -86,6 +88,36 @@ void tc_wait(uint32_t seen, uint64_t deadline_ns);
 int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *parked_ns);
 /* Lets parked t run again. */
 void tc_resume(struct tc_target *t);
+
+/* Batch release: tc_release() marks parked t released without waking it; one
+ * tc_release_flush() then wakes every released thread that sleeps, with one system call
+ * (Linux: targets of a batch tick sleep on one shared generation word). */
+void tc_release(struct tc_target *t);
+void tc_release_flush(void);
+
+/* Publishes the policy of the tick about to start, before its first tc_request(): batch
+ * (parked threads stay parked until the batch is released) or early (each is released
+ * right after its walk). Linux: a target parked in an early tick on another CPU than the
+ * sampler spins for up to the spin budget before it sleeps, so its release needs no
+ * wake-up; in a batch tick it sleeps at once, because spinning would take the CPU from a
+ * target that still has to run to park. want_cpu_after: targets read their CPU clock as
+ * they leave (tc_cpu_after(), for idle skip; a system call each, so only on demand).
+ * Returns the sampler's CPU (-1 unknown). */
+int tc_begin_tick(int batch, int want_cpu_after);
+/* CPU that p's thread last parked on, -1 unknown (Darwin: always -1). */
+int tc_park_cpu(const struct tc_park *p);
+/* Like tc_wait(), but when may_spin, first polls the doorbell for up to the spin budget:
+ * a park that comes within it is seen without a sleep and wake-up of the sampler. */
+void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin);
+/* Sets the spin budget (ns) of both sides; 0 disables spinning. The harness derives it
+ * from the host calibration (harness/calibrate.c); default TC_SPIN_DEFAULT_NS. */
+void tc_set_spin_ns(uint64_t ns);
+uint64_t tc_spin_ns(void);
+#define TC_SPIN_DEFAULT_NS 50000ull
+/* Counters since tc_init(): targets released while they spun (no wake-up needed), and
+ * sampler waits that ended while spinning. */
+uint64_t tc_spin_releases(void);
+uint64_t tc_spin_wakes(void);
 
 /* CPU time thread (p, tid) has used, in ns, read from outside the thread without
  * stopping it (Linux: its CPU-time clock made from the tid). Returns 0, or -1 when the
