@@ -131,6 +131,20 @@ int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns);
 int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns);
 #define TC_IDLE_SLACK_NS 20000ull
 
+/* Peeking at a thread blocked in a system call (Linux). Its user registers stay in the
+ * kernel and its user stack cannot change while it blocks, so its stack can be read from
+ * outside without a signal, which would interrupt the call (EINTR) or wake it for
+ * nothing. /proc/self/task/TID/syscall gives its user pc and sp; the frame record its fp
+ * points to is the first one above sp that starts a valid chain to the stack's end with a
+ * return address into executable code. The caller confirms afterwards that the thread
+ * did not run meanwhile (its CPU clock did not move), else the peek is void.
+ * tc_peek_open() returns an fd for tid (-1: no peeking here, e.g. Darwin, where a
+ * suspend interrupts nothing); tc_peek() returns 1 with regs filled (pc, sp, fp) when the
+ * thread is blocked in a system call with a findable frame chain, 0 when it is running,
+ * 2 when it blocks but no chain was found, -1 on error. */
+int tc_peek_open(pid_t tid);
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs);
+
 /* EINTRs the rendezvous caused: handlers that interrupted a system call which will now
  * fail with EINTR (despite SA_RESTART, e.g. nanosleep, poll). Since tc_init(). */
 uint64_t tc_eintr_caused(void);

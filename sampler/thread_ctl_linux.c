@@ -16,7 +16,10 @@
 #include "thread_ctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -175,12 +178,97 @@ out:
 	errno = saved_errno;
 }
 
+/* --- peeking at blocked threads --------------------------------------------------- */
+
+#define TC_TEXT_MAX 512
+#define TC_SCAN_BYTES 4096 /* how far above sp a frame record is looked for */
+
+static struct {
+	uintptr_t lo, hi;
+} text[TC_TEXT_MAX];
+static int ntext;
+
+/* Executable mappings of this process, from /proc/self/maps (tc_init, not the hot path). */
+static void load_text(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	ntext = 0;
+	if (!f)
+		return;
+	while (ntext < TC_TEXT_MAX && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x') {
+			text[ntext].lo = lo;
+			text[ntext].hi = hi;
+			ntext++;
+		}
+	}
+	fclose(f);
+}
+
+static int is_text(uintptr_t a)
+{
+	for (int i = 0; i < ntext; i++)
+		if (a >= text[i].lo && a < text[i].hi)
+			return 1;
+	return 0;
+}
+
+int tc_peek_open(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long nr;
+	unsigned long a[6], sp, pc;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (buf[0] == 'r') /* "running" */
+		return 0;
+	if (sscanf(buf, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2], &a[3],
+		   &a[4], &a[5], &sp, &pc) != 9 || nr < 0)
+		return 0; /* blocked outside a system call (page fault, stop): not ours */
+	if (sp < b->lo || sp >= b->hi || !is_text(pc))
+		return 2;
+	/* The first word pair above sp that is a frame record: a saved fp further up the
+	 * stack and a return address into code, from which the chain walks cleanly to its
+	 * end. The thread is blocked, so its stack holds still while we look. */
+	uintptr_t end = sp + TC_SCAN_BYTES < b->hi - 16 ? sp + TC_SCAN_BYTES : b->hi - 16;
+	for (uintptr_t p = (sp + 7) & ~(uintptr_t)7; p < end; p += 8) {
+		const uintptr_t *w = (const uintptr_t *)p;
+		if (!(w[0] > p && w[0] <= b->hi - 16 && (w[0] & 7) == 0) || !is_text(w[1]))
+			continue;
+		struct sb_regs r = { .pc = pc, .sp = sp, .fp = p, .lr = 0 };
+		uint64_t pcs[64];
+		uint32_t depth;
+		enum sb_walk_end e = fp_walk(&r, b, pcs, 64, &depth, NULL, NULL);
+		if ((e == SB_WALK_OK || e == SB_WALK_TRUNCATED) && depth >= 3) {
+			*regs = r;
+			return 1;
+		}
+	}
+	return 2;
+}
+
 int tc_init(void)
 {
 	struct sigaction sa;
 
 	if (installed)
 		return 0;
+	load_text();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = rendezvous;
 	/* SA_RESTART: read(), write(), futex waits... resume after the rendezvous instead of

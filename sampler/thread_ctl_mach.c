@@ -200,6 +200,21 @@ uint64_t tc_spin_wakes(void)
 	return 0;
 }
 
+/* thread_suspend() interrupts no system call: nothing to gain from peeking. */
+int tc_peek_open(pid_t tid)
+{
+	(void)tid;
+	return -1;
+}
+
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
+{
+	(void)fd;
+	(void)b;
+	(void)regs;
+	return -1;
+}
+
 int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns)
 {
 	thread_basic_info_data_t info;
