@@ -244,7 +244,8 @@ int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
 		return 2;
 	/* The first word pair above sp that is a frame record: a saved fp further up the
 	 * stack and a return address into code, from which the chain walks cleanly to its
-	 * end. The thread is blocked, so its stack holds still while we look. */
+	 * end (glibc zeroes the outermost fp of every thread and of main). The thread is
+	 * blocked, so its stack holds still while we look. */
 	uintptr_t end = sp + TC_SCAN_BYTES < b->hi - 16 ? sp + TC_SCAN_BYTES : b->hi - 16;
 	for (uintptr_t p = (sp + 7) & ~(uintptr_t)7; p < end; p += 8) {
 		const uintptr_t *w = (const uintptr_t *)p;
@@ -254,7 +255,7 @@ int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
 		uint64_t pcs[64];
 		uint32_t depth;
 		enum sb_walk_end e = fp_walk(&r, b, pcs, 64, &depth, NULL, NULL);
-		if ((e == SB_WALK_OK || e == SB_WALK_TRUNCATED) && depth >= 3) {
+		if ((e == SB_WALK_OK || e == SB_WALK_TRUNCATED) && depth >= 2) {
 			*regs = r;
 			return 1;
 		}
