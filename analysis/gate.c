@@ -1130,7 +1130,7 @@ static void settle(const struct gate_config *cfg, struct gate_check *k, int ok)
 	char was[320];
 	snprintf(was, sizeof(was), "%s", k->reason);
 	k->state = GATE_EXEMPT;
-	snprintf(k->reason, sizeof(k->reason), "EXPECTED (%s:%d: %.90s): %.100s", cfg->name,
+	snprintf(k->reason, sizeof(k->reason), "EXPECTED (%.40s:%d: %.160s): %.90s", cfg->name,
 		 e->line, e->reason, was);
 }
 
@@ -1166,7 +1166,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		struct gate_check *k = add_check(res, cap, c, GATE_BUDGET, b->metric);
 		if (!k)
 			return;
-		snprintf(k->why, sizeof(k->why), "rule %s:%d `%.80s`; %s: %.150s", cfg->name,
+		snprintf(k->why, sizeof(k->why), "rule %.60s:%d `%.130s`; %s: %.170s", cfg->name,
 			 b->line, b->text, c->sampler, cls);
 		k->ncur = (int)n;
 		k->current = median_of(buf, n);

@@ -69,7 +69,7 @@ struct gate_expect {
 	int line;
 	char sampler[GATE_NAME_LEN];
 	char metric[GATE_NAME_LEN];
-	char reason[160];
+	char reason[256];
 };
 
 struct gate_config {
@@ -124,7 +124,7 @@ struct gate_check {
 	double effect;   /* change in the bad direction (positive: worse), NaN for budgets */
 	int nbase, ncur; /* repetitions with a value (pooled quantiles: samples) */
 	char reason[320];
-	char why[256];   /* budgets: which class rule applied and why the sampler is in it */
+	char why[384];   /* budgets: which class rule applied and why the sampler is in it */
 };
 
 struct gate_result {
