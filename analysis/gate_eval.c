@@ -1,478 +1,19 @@
-/* gate.c - the regression gate: budgets config, per-cell checks, verdict outputs.
- *
- * A cell is (sampler, workload, threads, hz); its repetitions are the samples the tests
- * see. Only ok runs give metric values; failed and skipped runs are counted in the pseudo
- * metrics failed_runs and skipped_runs. */
-#include "../harness/cli.h"
-#include "gate.h"
+/* gate_eval.c - the gate's evaluation: cells (sampler, workload, threads, hz) and their
+ * repetitions, sampler classes, budgets (class rules, host facts, floors, pooled quantiles,
+ * expect lines) and regressions (U test against a baseline, pooled tests inside an A/B
+ * file). Only ok runs give metric values; failed and skipped runs are counted in the
+ * pseudo metrics failed_runs and skipped_runs. */
+#include "gate_int.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../sampler/sampler.h"
 #include "mwu.h"
 
-#define GATE_MAX_TEXT (1 << 20)
-
-/* Condition variables: numbers (threads .. tick) and names (workload .. has). clock, scope
- * and has select samplers by class (docs/gate.md "Classes"). */
-enum gate_var { V_THREADS, V_HZ, V_CORES, V_TICK, V_WORKLOAD, V_SAMPLER, V_BUILD, V_CLOCK,
-		V_SCOPE, V_HAS, V_NVARS };
-static const char *const var_names[V_NVARS] = { "threads", "hz", "cores", "tick", "workload",
-						"sampler", "build", "clock", "scope", "has" };
-#define IS_NAME_VAR(v) ((v) >= V_WORKLOAD)
-
-/* Capability names of `has=NAME`, in enum sb_sampler_caps order, then `tick`. */
-static const struct { const char *name; unsigned cap; } cap_names[] = {
-	{ "process_wide", SB_CAP_PROCESS_WIDE }, { "thread_ids", SB_CAP_THREAD_IDS },
-	{ "weights", SB_CAP_WEIGHTS },           { "stacks", SB_CAP_STACKS },
-	{ "stop_latency", SB_CAP_STOP_LATENCY }, { "suspend_window", SB_CAP_SUSPEND_WINDOW },
-};
-#define NCAPS (sizeof(cap_names) / sizeof(cap_names[0]))
-
-/* Cell-level counts that budgets can name like metrics. */
-static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs" };
-#define NPSEUDO (sizeof(pseudo_metrics) / sizeof(pseudo_metrics[0]))
-
-static const char *const op_names[] = { "<=", ">=", "<", ">", "==", "!=" };
-
-int gate_metric_index(const char *name)
-{
-	for (size_t i = 0; i < sb_metric_count; i++)
-		if (!strcmp(sb_metric_infos[i].name, name))
-			return (int)i;
-	return -1;
-}
-
-static int pseudo_index(const char *name)
-{
-	for (size_t i = 0; i < NPSEUDO; i++)
-		if (!strcmp(pseudo_metrics[i], name))
-			return (int)i;
-	return -1;
-}
-
-static int is_ns_metric(const char *name)
-{
-	size_t n = strlen(name);
-	return n > 3 && !strcmp(name + n - 3, "_ns");
-}
-
-/* --- config parsing --- */
-
-struct cparser {
-	const char *name;
-	int line;
-	char *err;
-	size_t errlen;
-};
-
-static int cerr(struct cparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Writes "name:line: message" into p->err. Always returns -1. */
-static int cerr(struct cparser *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_config_verr(p->err, p->errlen, p->name, p->line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* Parses a number with an optional unit: ns, us, µs, ms, s (to ns) or % (to a fraction). */
-static int parse_value(struct cparser *p, const char *s, double *out)
-{
-	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "µs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "%", 0.01 },
-	};
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
-		return cerr(p, "invalid number '%s'", s);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].suffix)) {
-			*out = v * units[i].scale;
-			return 0;
-		}
-	return cerr(p, "unknown unit in '%s' (expected ns, us, ms, s or %%)", s);
-}
-
-static int check_metric(struct cparser *p, const char *m, int allow_pseudo)
-{
-	if (gate_metric_index(m) >= 0 || (allow_pseudo && pseudo_index(m) >= 0))
-		return 0;
-	return cerr(p, "unknown metric '%s' (see 'sampbench show --help')", m);
-}
-
-static int check_sampler(struct cparser *p, const char *s)
-{
-	if (strlen(s) >= GATE_NAME_LEN || !sampler_find(s))
-		return cerr(p, "unknown sampler '%s' (see 'sampbench list')", s);
-	return 0;
-}
-
-static int parse_op(const char *s, enum gate_op *op)
-{
-	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (!strcmp(s, op_names[i])) {
-			*op = (enum gate_op)i;
-			return 0;
-		}
-	if (!strcmp(s, "=")) {
-		*op = GATE_EQ;
-		return 0;
-	}
-	return -1;
-}
-
-static int var_index(const char *s)
-{
-	for (int i = 0; i < V_NVARS; i++)
-		if (!strcmp(s, var_names[i]))
-			return i;
-	return -1;
-}
-
-/* `threads<=cores`, `hz<=tick`, `hz>250`, `workload=skewed`, `sampler!=none`, `build=plain`. */
-static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
-{
-	size_t k = strcspn(s, "<>=!");
-	char lhs[GATE_NAME_LEN], opbuf[3] = "", *rhs;
-
-	if (k == 0 || k >= sizeof(lhs) || !s[k])
-		return cerr(p, "malformed condition '%s' (expected e.g. threads<=cores)", s);
-	memcpy(lhs, s, k);
-	lhs[k] = 0;
-	size_t o = strspn(s + k, "<>=!");
-	if (o > 2)
-		return cerr(p, "malformed condition '%s'", s);
-	memcpy(opbuf, s + k, o);
-	opbuf[o] = 0;
-	rhs = (char *)s + k + o;
-	memset(c, 0, sizeof(*c));
-	if (parse_op(opbuf, &c->op))
-		return cerr(p, "unknown operator '%s' in condition '%s'", opbuf, s);
-	c->lhs = var_index(lhs);
-	if (c->lhs < 0)
-		return cerr(p, "unknown variable '%s' in condition '%s' (expected threads, hz, "
-			       "cores, tick, workload, sampler, build, clock, scope or has)", lhs, s);
-	if (!*rhs)
-		return cerr(p, "condition '%s' has no right side", s);
-	if (IS_NAME_VAR(c->lhs)) {
-		if (c->op != GATE_EQ && c->op != GATE_NE)
-			return cerr(p, "'%s' compares names: use = or !=", lhs);
-		if (strlen(rhs) >= sizeof(c->name))
-			return cerr(p, "name too long in condition '%s'", s);
-		snprintf(c->name, sizeof(c->name), "%s", rhs);
-		c->rhs = -1;
-		if (c->lhs == V_CLOCK && strcmp(rhs, "cpu") && strcmp(rhs, "wall"))
-			return cerr(p, "unknown clock '%s' (expected cpu or wall)", rhs);
-		if (c->lhs == V_SCOPE && strcmp(rhs, "process") && strcmp(rhs, "thread"))
-			return cerr(p, "unknown scope '%s' (expected process or thread)", rhs);
-		if (c->lhs == V_HAS) {
-			int known = !strcmp(rhs, "tick");
-			for (size_t i = 0; i < NCAPS && !known; i++)
-				known = !strcmp(rhs, cap_names[i].name);
-			if (!known)
-				return cerr(p, "unknown capability '%s' (expected thread_ids, weights, "
-					       "stacks, stop_latency, suspend_window or tick)", rhs);
-		}
-		return 0;
-	}
-	c->rhs = var_index(rhs);
-	if (c->rhs >= 0 && IS_NAME_VAR(c->rhs))
-		return cerr(p, "cannot compare '%s' with a name", lhs);
-	if (c->rhs < 0)
-		return parse_value(p, rhs, &c->value);
-	return 0;
-}
-
-#define MAX_TOKENS 48
-
-static int tokenize(char *s, char **tok)
-{
-	int n = 0;
-	for (char *t = strtok(s, " \t"); t && n < MAX_TOKENS; t = strtok(NULL, " \t"))
-		tok[n++] = t;
-	return n;
-}
-
-static int parse_rule(struct cparser *p, struct gate_config *cfg, char **tok, int n)
-{
-	if (n < 4 || n > 5)
-		return cerr(p, "expected 'regress METRIC up|down|off-one MIN_EFFECT [MIN_REL%%]'");
-	if (cfg->nrules == GATE_MAX_RULES)
-		return cerr(p, "too many regress rules (at most %d)", GATE_MAX_RULES);
-	struct gate_rule *r = &cfg->rules[cfg->nrules];
-	memset(r, 0, sizeof(*r));
-	r->line = p->line;
-	if (check_metric(p, tok[1], 0))
-		return -1;
-	snprintf(r->metric, sizeof(r->metric), "%s", tok[1]);
-	if (!strcmp(tok[2], "up"))
-		r->dir = GATE_UP;
-	else if (!strcmp(tok[2], "down"))
-		r->dir = GATE_DOWN;
-	else if (!strcmp(tok[2], "off-one"))
-		r->dir = GATE_OFF_ONE;
-	else
-		return cerr(p, "unknown direction '%s' (expected up, down or off-one)", tok[2]);
-	if (parse_value(p, tok[3], &r->min_abs))
-		return -1;
-	if (r->min_abs < 0)
-		return cerr(p, "minimum effect must be >= 0, got %s", tok[3]);
-	if (n == 5) {
-		size_t l = strlen(tok[4]);
-		if (l < 2 || tok[4][l - 1] != '%')
-			return cerr(p, "relative minimum effect must be a percentage, got '%s'", tok[4]);
-		if (parse_value(p, tok[4], &r->min_rel) || r->min_rel < 0)
-			return r->min_rel < 0 ? cerr(p, "relative minimum must be >= 0") : -1;
-	}
-	for (int i = 0; i < cfg->nrules; i++)
-		if (!strcmp(cfg->rules[i].metric, r->metric))
-			return cerr(p, "second regress rule for '%s' (first on line %d)", r->metric,
-				    cfg->rules[i].line);
-	cfg->nrules++;
-	return 0;
-}
-
-static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, int n,
-			const char *text)
-{
-	if (n < 5)
-		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [sign-test] "
-			       "[if COND...]'");
-	if (cfg->nbudgets == GATE_MAX_BUDGETS)
-		return cerr(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
-	struct gate_budget *b = &cfg->budgets[cfg->nbudgets];
-	memset(b, 0, sizeof(*b));
-	b->line = p->line;
-	snprintf(b->text, sizeof(b->text), "%.159s", text);
-
-	if (strcmp(tok[1], "*")) {
-		char list[512];
-		snprintf(list, sizeof(list), "%s", tok[1]);
-		for (char *save, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-			if (b->nsamplers == GATE_MAX_LIST)
-				return cerr(p, "too many samplers (at most %d)", GATE_MAX_LIST);
-			if (check_sampler(p, s))
-				return -1;
-			snprintf(b->samplers[b->nsamplers++], GATE_NAME_LEN, "%s", s);
-		}
-		if (b->nsamplers == 0)
-			return cerr(p, "empty sampler list");
-	}
-	if (check_metric(p, tok[2], 1))
-		return -1;
-	snprintf(b->metric, sizeof(b->metric), "%s", tok[2]);
-	if (parse_op(tok[3], &b->op))
-		return cerr(p, "unknown operator '%s' (expected <=, >=, <, >, == or !=)", tok[3]);
-
-	int i = 4;
-	char *dot = strchr(tok[i], '.');
-	if (dot && !isdigit((unsigned char)tok[i][0]) && tok[i][0] != '-' && tok[i][0] != '.') {
-		*dot = 0;
-		if (check_sampler(p, tok[i]) || check_metric(p, dot + 1, 0))
-			return -1;
-		snprintf(b->ref_sampler, sizeof(b->ref_sampler), "%s", tok[i]);
-		snprintf(b->ref_metric, sizeof(b->ref_metric), "%s", dot + 1);
-		i++;
-		if (i < n && (!strcmp(tok[i], "+") || !strcmp(tok[i], "-"))) {
-			if (i + 1 >= n)
-				return cerr(p, "'%s' needs a number after it", tok[i]);
-			if (parse_value(p, tok[i + 1], &b->value))
-				return -1;
-			if (tok[i][0] == '-')
-				b->value = -b->value;
-			i += 2;
-		}
-	} else {
-		if (parse_value(p, tok[i], &b->value))
-			return -1;
-		i++;
-		if (i < n && !strcmp(tok[i], "*")) { /* 2.0 * host.rendezvous_p99_ns */
-			if (i + 1 >= n || strncmp(tok[i + 1], "host.", 5) || !tok[i + 1][5])
-				return cerr(p, "'*' needs a host fact after it (e.g. 2.0 * "
-					       "host.rendezvous_p99_ns)");
-			snprintf(b->host_fact, sizeof(b->host_fact), "%.47s", tok[i + 1] + 5);
-			i += 2;
-		}
-	}
-	if (i < n && !strcmp(tok[i], "floor")) { /* floor host.rendezvous_p99_ns */
-		if (i + 1 >= n || strncmp(tok[i + 1], "host.", 5) || !tok[i + 1][5])
-			return cerr(p, "'floor' needs a host fact after it (e.g. floor "
-				       "host.rendezvous_p99_ns)");
-		snprintf(b->floor_fact, sizeof(b->floor_fact), "%.47s", tok[i + 1] + 5);
-		i += 2;
-	}
-	if (i < n && !strcmp(tok[i], "sign-test")) {
-		b->sign_test = 1;
-		i++;
-	}
-	if (i < n) {
-		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'sign-test' or the end of the line, got '%s'",
-				    tok[i]);
-		if (++i == n)
-			return cerr(p, "'if' needs a condition");
-		for (; i < n; i++) {
-			if (b->nconds == GATE_MAX_CONDS)
-				return cerr(p, "too many conditions (at most %d)", GATE_MAX_CONDS);
-			if (parse_cond(p, tok[i], &b->conds[b->nconds++]))
-				return -1;
-		}
-	}
-	cfg->nbudgets++;
-	return 0;
-}
-
-/* `expect SAMPLER METRIC REASON...`: the sampler may be a plugin, so any name is taken. */
-static int parse_expect(struct cparser *p, struct gate_config *cfg, char **tok, int n)
-{
-	if (n < 4)
-		return cerr(p, "expected 'expect SAMPLER METRIC REASON...' (the reason is required)");
-	if (cfg->nexpects == GATE_MAX_EXPECTS)
-		return cerr(p, "too many expect lines (at most %d)", GATE_MAX_EXPECTS);
-	if (strlen(tok[1]) >= GATE_NAME_LEN)
-		return cerr(p, "sampler name too long '%s'", tok[1]);
-	if (check_metric(p, tok[2], 1))
-		return -1;
-	struct gate_expect *e = &cfg->expects[cfg->nexpects++];
-	memset(e, 0, sizeof(*e));
-	e->line = p->line;
-	snprintf(e->sampler, sizeof(e->sampler), "%s", tok[1]);
-	snprintf(e->metric, sizeof(e->metric), "%s", tok[2]);
-	for (int i = 3, used = 0; i < n && used < (int)sizeof(e->reason); i++)
-		used += snprintf(e->reason + used, sizeof(e->reason) - (size_t)used, "%s%s",
-				 i > 3 ? " " : "", tok[i]);
-	return 0;
-}
-
-int gate_config_parse(const char *text, const char *name, struct gate_config *cfg, char *err,
-		      size_t errlen)
-{
-	struct cparser p = { .name = name, .err = err, .errlen = errlen };
-	char *copy = strdup(text), *save, *line;
-	int rc = -1;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->name = name;
-	cfg->alpha = 0.05;
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (save = copy; (line = strsep(&save, "\n")) != NULL;) {
-		char *tok[MAX_TOKENS], clean[512];
-		p.line++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		int n = tokenize(line, tok);
-		if (n == 0)
-			continue;
-		if (n == MAX_TOKENS) {
-			cerr(&p, "line too long");
-			goto cleanup;
-		}
-		clean[0] = 0;
-		for (int i = 0, used = 0; i < n && used < (int)sizeof(clean); i++)
-			used += snprintf(clean + used, sizeof(clean) - (size_t)used, "%s%s",
-					 i ? " " : "", tok[i]);
-		if (!strcmp(tok[0], "regress")) {
-			if (parse_rule(&p, cfg, tok, n))
-				goto cleanup;
-		} else if (!strcmp(tok[0], "budget")) {
-			if (parse_budget(&p, cfg, tok, n, clean + 7))
-				goto cleanup;
-		} else if (!strcmp(tok[0], "expect")) {
-			if (parse_expect(&p, cfg, tok, n))
-				goto cleanup;
-		} else if (!strcmp(tok[0], "alpha")) {
-			if (n != 2 || parse_value(&p, tok[1], &cfg->alpha) || !(cfg->alpha > 0) ||
-			    cfg->alpha >= 1) {
-				if (n != 2 || !(cfg->alpha > 0) || cfg->alpha >= 1)
-					cerr(&p, "expected 'alpha P' with 0 < P < 1");
-				goto cleanup;
-			}
-		} else if (!strcmp(tok[0], "reference")) {
-			if (n != 2) {
-				cerr(&p, "expected 'reference SAMPLER'");
-				goto cleanup;
-			}
-			if (check_sampler(&p, tok[1]))
-				goto cleanup;
-			snprintf(cfg->reference, sizeof(cfg->reference), "%s", tok[1]);
-		} else if (!strcmp(tok[0], "compare")) {
-			if (n < 2 || n - 1 > GATE_MAX_LIST) {
-				cerr(&p, "expected 'compare METRIC...' (1 to %d metrics)", GATE_MAX_LIST);
-				goto cleanup;
-			}
-			cfg->ncompare = 0;
-			for (int i = 1; i < n; i++) {
-				if (check_metric(&p, tok[i], 0))
-					goto cleanup;
-				snprintf(cfg->compare[cfg->ncompare++], GATE_NAME_LEN, "%s", tok[i]);
-			}
-		} else {
-			cerr(&p, "unknown directive '%s' (expected regress, budget, expect, alpha, "
-				 "reference or compare)", tok[0]);
-			goto cleanup;
-		}
-	}
-	rc = 0;
-cleanup:
-	free(copy);
-	return rc;
-}
-
-int gate_config_load(const char *path, struct gate_config *cfg, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	int rc = -1;
-
-	if (!f) {
-		snprintf(err, errlen, "cannot read budgets '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	text = malloc(GATE_MAX_TEXT + 1);
-	if (!text) {
-		snprintf(err, errlen, "out of memory");
-		goto cleanup;
-	}
-	size_t n = fread(text, 1, GATE_MAX_TEXT + 1, f);
-	if (ferror(f) || n > GATE_MAX_TEXT || memchr(text, 0, n)) {
-		snprintf(err, errlen, "budgets '%s' is not a readable text file under 1 MiB", path);
-		goto cleanup;
-	}
-	text[n] = 0;
-	rc = gate_config_parse(text, path, cfg, err, errlen);
-cleanup:
-	free(text);
-	fclose(f);
-	return rc;
-}
-
 /* --- cells --- */
-
-struct cell {
-	const char *sampler, *workload;
-	int threads;
-	double hz;
-	size_t *runs; /* indices of the cell's runs */
-	size_t n;
-	int failed, skipped;
-	struct gate_class cls;
-};
 
 void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 		   struct gate_class *cls)
@@ -519,19 +60,13 @@ static void fmt_class(char *buf, size_t len, const struct gate_class *c)
 				    (c->caps & SB_CAP_PROCESS_WIDE) ? "process-wide signal" : "per-thread",
 				    c->tick_driven ? ", tick-driven" : "");
 	int any = 0;
-	for (size_t i = 1; i < NCAPS && u < len; i++)
-		if (c->caps & cap_names[i].cap)
+	for (size_t i = 1; i < GATE_NCAPS && u < len; i++)
+		if (c->caps & gate_cap_names[i].cap)
 			u += (size_t)snprintf(buf + u, len - u, "%s%s", any++ ? "," : "",
-					      cap_names[i].name);
+					      gate_cap_names[i].name);
 	if (u < len)
 		snprintf(buf + u, len - u, "%s (%s)", any ? "" : "nothing", c->source);
 }
-
-struct cells {
-	struct cell *v;
-	size_t n;
-	size_t *idx; /* storage for every cell's run indices */
-};
 
 static int same_cell(const struct cell *c, const struct sb_run *r)
 {
@@ -539,27 +74,26 @@ static int same_cell(const struct cell *c, const struct sb_run *r)
 	       c->threads == r->threads && c->hz == r->hz;
 }
 
-static void cells_free(struct cells *cs)
+void gate_cells_free(struct cells *cs)
 {
 	free(cs->v);
 	free(cs->idx);
 	memset(cs, 0, sizeof(*cs));
 }
 
-/* Groups runs into cells, in order of first appearance. */
-static int cells_build(const struct gate_side *side, struct cells *cs)
+int gate_cells_build(const struct gate_side *side, struct cells *cs)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->v = calloc(side->nruns + 1, sizeof(*cs->v));
 	cs->idx = calloc(side->nruns + 1, sizeof(*cs->idx));
 	if (!cs->v || !cs->idx) {
-		cells_free(cs);
+		gate_cells_free(cs);
 		return -1;
 	}
 	/* two passes: count per cell, then place the indices contiguously */
 	size_t *cell_of = calloc(side->nruns + 1, sizeof(*cell_of));
 	if (!cell_of) {
-		cells_free(cs);
+		gate_cells_free(cs);
 		return -1;
 	}
 	for (size_t i = 0; i < side->nruns; i++) {
@@ -591,8 +125,8 @@ static int cells_build(const struct gate_side *side, struct cells *cs)
 	return 0;
 }
 
-static const struct cell *cells_find(const struct cells *cs, const char *sampler,
-				     const char *workload, int threads, double hz)
+const struct cell *gate_cells_find(const struct cells *cs, const char *sampler,
+				   const char *workload, int threads, double hz)
 {
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct cell *c = &cs->v[i];
@@ -603,12 +137,10 @@ static const struct cell *cells_find(const struct cells *cs, const char *sampler
 	return NULL;
 }
 
-/* The metric's values over the cell's ok runs (NaN ones left out) into out; returns how
- * many. Pseudo metrics give one value: the count. */
-static size_t cell_values(const struct gate_side *side, const struct cell *c, const char *metric,
-			  double *out)
+size_t gate_cell_values(const struct gate_side *side, const struct cell *c, const char *metric,
+			double *out)
 {
-	int pi = pseudo_index(metric), mi;
+	int pi = gate_pseudo_index(metric), mi;
 	size_t k = 0;
 
 	if (pi >= 0) {
@@ -698,9 +230,9 @@ static int class_has(const struct gate_class *cls, const char *name)
 {
 	if (!strcmp(name, "tick"))
 		return cls->tick_driven;
-	for (size_t i = 0; i < NCAPS; i++)
-		if (!strcmp(name, cap_names[i].name))
-			return !!(cls->caps & cap_names[i].cap);
+	for (size_t i = 0; i < GATE_NCAPS; i++)
+		if (!strcmp(name, gate_cap_names[i].name))
+			return !!(cls->caps & gate_cap_names[i].cap);
 	return 0;
 }
 
@@ -735,11 +267,11 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 	return 1;
 }
 
-static void fmt_value(char *buf, size_t len, const char *metric, double v)
+void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
-	else if (is_ns_metric(metric))
+	else if (gate_is_ns_metric(metric))
 		snprintf(buf, len, "%.1fµs", v / 1e3);
 	else if (v == floor(v) && fabs(v) < 1e9)
 		snprintf(buf, len, "%.0f", v);
@@ -892,7 +424,7 @@ static int is_pooled_metric(const char *m)
 static int is_timing_metric(const char *m)
 {
 	size_t n = strlen(m);
-	return is_ns_metric(m) || (n > 12 && !strcmp(m + n - 12, "_floor_ratio")) ||
+	return gate_is_ns_metric(m) || (n > 12 && !strcmp(m + n - 12, "_floor_ratio")) ||
 	       !strcmp(m, "sampler_cpu_fraction") || !strcmp(m, "overhead");
 }
 
@@ -985,9 +517,9 @@ static int pooled_regression(const struct gate_config *cfg, const struct gate_ru
 	k->p = pairs ? sign_test_p(worse, pairs) : NAN;
 	int consistent = pairs > 0 && k->p < cfg->alpha;
 	char lim[24], al[24], bl[24];
-	fmt_value(lim, sizeof(lim), rule->metric, rule->min_abs);
-	fmt_value(al, sizeof(al), rule->metric, rule->dir == GATE_DOWN ? pa.lo : pa.hi);
-	fmt_value(bl, sizeof(bl), rule->metric, rule->dir == GATE_DOWN ? pb.hi : pb.lo);
+	gate_fmt_value(lim, sizeof(lim), rule->metric, rule->min_abs);
+	gate_fmt_value(al, sizeof(al), rule->metric, rule->dir == GATE_DOWN ? pa.lo : pa.hi);
+	gate_fmt_value(bl, sizeof(bl), rule->metric, rule->dir == GATE_DOWN ? pb.hi : pb.lo);
 	if (apart && consistent && k->effect > rule->min_abs) {
 		k->state = GATE_FAIL;
 		snprintf(k->reason, sizeof(k->reason), "regressed (A/B, pooled p%g of %zu/%zu "
@@ -1012,8 +544,8 @@ static void regression_checks(const struct gate_config *cfg, const struct gate_s
 		const struct gate_rule *rule = &cfg->rules[i];
 		if (!mode->timing && is_timing_metric(rule->metric))
 			continue; /* another machine class: said once in the notes */
-		size_t nb = cell_values(base, bc, rule->metric, bv);
-		size_t nc = cell_values(cur, cc, rule->metric, cv);
+		size_t nb = gate_cell_values(base, bc, rule->metric, bv);
+		size_t nc = gate_cell_values(cur, cc, rule->metric, cv);
 		if (mode->ab && is_pooled_metric(rule->metric)) {
 			struct gate_check probe = { 0 };
 			if (pooled_regression(cfg, rule, base, bc, cur, cc, mode, &probe)) {
@@ -1055,7 +587,7 @@ static void regression_checks(const struct gate_config *cfg, const struct gate_s
 		if (rule->min_rel > 0 && rule->min_rel * fabs(k->baseline) > need)
 			need = rule->min_rel * fabs(k->baseline);
 		char lim[32];
-		fmt_value(lim, sizeof(lim), rule->metric, need);
+		gate_fmt_value(lim, sizeof(lim), rule->metric, need);
 		int significant = !isnan(k->p) && k->p < cfg->alpha;
 		if (significant && k->effect > need) {
 			k->state = GATE_FAIL;
@@ -1100,9 +632,9 @@ static long metric_needs(const char *m)
 
 static const char *cap_name(long cap)
 {
-	for (size_t i = 0; i < NCAPS; i++)
-		if (cap_names[i].cap == (unsigned long)cap)
-			return cap_names[i].name;
+	for (size_t i = 0; i < GATE_NCAPS; i++)
+		if (gate_cap_names[i].cap == (unsigned long)cap)
+			return gate_cap_names[i].name;
 	return "?";
 }
 
@@ -1142,7 +674,7 @@ static int measured_nearby(const struct gate_side *side, const struct cells *cs,
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct cell *o = &cs->v[i];
 		if (o != c && !strcmp(o->workload, c->workload) && o->threads == c->threads &&
-		    o->hz == c->hz && cell_values(side, o, metric, buf) > 0)
+		    o->hz == c->hz && gate_cell_values(side, o, metric, buf) > 0)
 			return 1;
 	}
 	return 0;
@@ -1159,10 +691,10 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		if (!budget_applies(b, c, cur->host))
 			continue;
 		/* the `none` reference takes no samples: only run-level budgets apply to it */
-		if (c->cls.baseline && pseudo_index(b->metric) < 0 &&
+		if (c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
 		    strcmp(b->metric, "checksum_errors"))
 			continue;
-		size_t n = cell_values(cur, c, b->metric, buf);
+		size_t n = gate_cell_values(cur, c, b->metric, buf);
 		struct gate_check *k = add_check(res, cap, c, GATE_BUDGET, b->metric);
 		if (!k)
 			return;
@@ -1172,27 +704,27 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		k->current = median_of(buf, n);
 		double limit = b->value;
 		char lim[96], rvs[32];
-		fmt_value(lim, sizeof(lim), b->metric, limit);
+		gate_fmt_value(lim, sizeof(lim), b->metric, limit);
 		if (b->host_fact[0]) {
 			double f = host_fact(cur->host, b->host_fact);
 			if (isnan(f)) {
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "not measured: the file has no "
 					 "host fact %s (no calibration) for %s %g * host.%s (%s:%d)",
-					 b->host_fact, op_names[b->op], b->value, b->host_fact,
+					 b->host_fact, gate_op_names[b->op], b->value, b->host_fact,
 					 cfg->name, b->line);
 				continue;
 			}
 			limit = b->value * f;
-			fmt_value(rvs, sizeof(rvs), b->host_fact, f);
+			gate_fmt_value(rvs, sizeof(rvs), b->host_fact, f);
 			snprintf(lim, sizeof(lim), "%g x host %s %s = ", b->value, b->host_fact, rvs);
 			size_t u = strlen(lim);
-			fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
+			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
 		}
 		if (b->ref_sampler[0]) {
-			const struct cell *rc = cells_find(cs, b->ref_sampler, c->workload, c->threads,
+			const struct cell *rc = gate_cells_find(cs, b->ref_sampler, c->workload, c->threads,
 							   c->hz);
-			size_t rn = rc ? cell_values(cur, rc, b->ref_metric, buf) : 0;
+			size_t rn = rc ? gate_cell_values(cur, rc, b->ref_metric, buf) : 0;
 			double rv = median_of(buf, rn);
 			if (isnan(rv)) {
 				k->state = GATE_WARN;
@@ -1201,21 +733,21 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 				continue;
 			}
 			limit = rv + b->value;
-			fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
+			gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
 			snprintf(lim, sizeof(lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
 			size_t u = strlen(lim);
-			fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
+			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
 		}
 		k->baseline = limit;
 		if (b->floor_fact[0]) {
 			double fl = host_fact(cur->host, b->floor_fact);
 			if (!isnan(fl) && !op_holds(b->op, fl, limit)) {
 				char fs[32];
-				fmt_value(fs, sizeof(fs), b->floor_fact, fl);
+				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
 					 "floor %s (host %s) is not %s %s (%s:%d)", fs, b->floor_fact,
-					 op_names[b->op], lim, cfg->name, b->line);
+					 gate_op_names[b->op], lim, cfg->name, b->line);
 				continue;
 			}
 		}
@@ -1229,7 +761,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 				k->state = GATE_WARN;
 				snprintf(k->reason, sizeof(k->reason), "no values (%d failed, %d skipped "
 					 "runs) for budget %s %s (%s:%d)", c->failed, c->skipped,
-					 op_names[b->op], lim, cfg->name, b->line);
+					 gate_op_names[b->op], lim, cfg->name, b->line);
 			} else if (!measured_nearby(cur, cs, c, b->metric, buf)) {
 				/* the workload does not define it (misattributed_fraction on hotspot,
 				 * whose leaves are shared): nobody could have measured it */
@@ -1259,13 +791,13 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			double bound = upper ? pl.lo : pl.hi;
 			int ok = isinf(bound) || op_holds(b->op, bound, limit);
 			char es[32], bs[32];
-			fmt_value(es, sizeof(es), b->metric, pl.est);
-			fmt_value(bs, sizeof(bs), b->metric, bound);
+			gate_fmt_value(es, sizeof(es), b->metric, pl.est);
+			gate_fmt_value(bs, sizeof(bs), b->metric, bound);
 			k->current = pl.est;
 			k->ncur = (int)pl.n;
 			snprintf(k->reason, sizeof(k->reason), "%s %s %s: pooled p%g of %zu samples %s, "
 				 "%g%% %s bound %s (%s:%d)", ok ? "budget" : "OVER BUDGET",
-				 op_names[b->op], lim, pl.q * 100, pl.n, es, (1 - cfg->alpha) * 100,
+				 gate_op_names[b->op], lim, pl.q * 100, pl.n, es, (1 - cfg->alpha) * 100,
 				 upper ? "lower" : "upper", isinf(bound) ? "none (too few)" : bs,
 				 cfg->name, b->line);
 			settle(cfg, k, ok);
@@ -1277,7 +809,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			/* A noisy timing metric (host stalls land in its tail): the budget fails
 			 * only when the runs are over it more often than chance would make them. */
 			int over = 0;
-			n = cell_values(cur, c, b->metric, buf); /* buf held the reference */
+			n = gate_cell_values(cur, c, b->metric, buf); /* buf held the reference */
 			for (size_t j = 0; j < n; j++)
 				over += !op_holds(b->op, buf[j], limit);
 			double p = sign_test_p(over, (int)n);
@@ -1286,7 +818,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			snprintf(why, sizeof(why), ", %d of %zu runs over, sign test p=%.3f", over, n, p);
 		}
 		snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
-			 ok ? "budget" : "OVER BUDGET", op_names[b->op], lim, why, cfg->name, b->line);
+			 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], lim, why, cfg->name, b->line);
 		settle(cfg, k, ok);
 	}
 }
@@ -1385,7 +917,7 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 	maxruns = cur->nruns + (base ? base->nruns : 0) + 1;
 	b1 = malloc(maxruns * sizeof(*b1));
 	b2 = malloc(maxruns * sizeof(*b2));
-	if (!b1 || !b2 || cells_build(cur, &cc) || (base && cells_build(base, &bc)))
+	if (!b1 || !b2 || gate_cells_build(cur, &cc) || (base && gate_cells_build(base, &bc)))
 		goto cleanup;
 	if (base && !ab) {
 		host_warnings(base, cur, res);
@@ -1410,7 +942,7 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 		 * false alarm in a HEAD-vs-HEAD comparison under alpha */
 		size_t m = 0;
 		for (size_t i = 0; i < cc.n; i++)
-			if (cells_find(&bc, cc.v[i].sampler, cc.v[i].workload, cc.v[i].threads,
+			if (gate_cells_find(&bc, cc.v[i].sampler, cc.v[i].workload, cc.v[i].threads,
 				       cc.v[i].hz))
 				for (int r = 0; r < cfg->nrules; r++)
 					m += is_pooled_metric(cfg->rules[r].metric);
@@ -1430,7 +962,7 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 		if (cur->only && strcmp(c->sampler, cur->only))
 			continue;
 		if (base) {
-			const struct cell *b = cells_find(&bc, c->sampler, c->workload, c->threads, c->hz);
+			const struct cell *b = gate_cells_find(&bc, c->sampler, c->workload, c->threads, c->hz);
 			if (b) {
 				regression_checks(cfg, base, b, cur, c, &mode, res, &cap, b1, b2);
 			} else {
@@ -1448,7 +980,7 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 		const struct cell *b = &bc.v[i];
 		if (cur->only && strcmp(b->sampler, cur->only))
 			continue;
-		if (cells_find(&cc, b->sampler, b->workload, b->threads, b->hz))
+		if (gate_cells_find(&cc, b->sampler, b->workload, b->threads, b->hz))
 			continue;
 		struct gate_check *k = add_check(res, &cap, b, GATE_MISSING, "-");
 		if (!k)
@@ -1466,8 +998,8 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 	rc = 0;
 cleanup:
 	/* the checks copied every name they need: the cells can go */
-	cells_free(&cc);
-	cells_free(&bc);
+	gate_cells_free(&cc);
+	gate_cells_free(&bc);
 	free(b1);
 	free(b2);
 	free(ra);
@@ -1481,354 +1013,3 @@ void gate_result_free(struct gate_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* --- outputs --- */
-
-static void fmt_cell(char *buf, size_t len, const struct gate_check *k)
-{
-	snprintf(buf, len, "%s/%s/%dt/%gHz", k->sampler, k->workload, k->threads, k->hz);
-}
-
-static const char *state_mark(enum gate_state s)
-{
-	static const char *const marks[] = { "✓", "✗", "!", "–", "~" };
-	return marks[s];
-}
-
-/* The reference table: every sampler's medians next to the reference sampler's in the same
- * (workload, threads, hz). */
-static void print_reference(FILE *out, const struct gate_config *cfg, const struct gate_side *cur)
-{
-	struct cells cs;
-	double *buf;
-
-	if (!cfg->reference[0] || cfg->ncompare == 0)
-		return;
-	buf = malloc((cur->nruns + 1) * sizeof(*buf));
-	if (!buf || cells_build(cur, &cs)) {
-		free(buf);
-		return;
-	}
-	int header = 0;
-	for (size_t i = 0; i < cs.n; i++) {
-		const struct cell *r = &cs.v[i];
-		if (strcmp(r->sampler, cfg->reference))
-			continue;
-		if (!header) {
-			fprintf(out, "\nversus %s in the same run (medians; Δ = sampler - %s):\n",
-				cfg->reference, cfg->reference);
-			fprintf(out, "  %-28s", "cell");
-			for (int m = 0; m < cfg->ncompare; m++)
-				fprintf(out, " %24s", cfg->compare[m]);
-			fputc('\n', out);
-			header = 1;
-		}
-		for (size_t j = 0; j < cs.n; j++) {
-			const struct cell *c = &cs.v[j];
-			if (strcmp(c->workload, r->workload) || c->threads != r->threads || c->hz != r->hz)
-				continue;
-			char name[96];
-			snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", c->sampler, c->workload,
-				 c->threads, c->hz);
-			fprintf(out, "  %-28s", name);
-			for (int m = 0; m < cfg->ncompare; m++) {
-				const char *mn = cfg->compare[m];
-				double v = median_of(buf, cell_values(cur, c, mn, buf));
-				double rv = median_of(buf, cell_values(cur, r, mn, buf));
-				char vs[32], ds[40], col[80];
-				fmt_value(vs, sizeof(vs), mn, v);
-				if (c == r || isnan(v) || isnan(rv))
-					snprintf(ds, sizeof(ds), "%s", c == r ? "(ref)" : "");
-				else if (is_ns_metric(mn))
-					snprintf(ds, sizeof(ds), "Δ%+.1fµs", (v - rv) / 1e3);
-				else
-					snprintf(ds, sizeof(ds), "Δ%+.3f", v - rv);
-				snprintf(col, sizeof(col), "%s %s", vs, ds);
-				fprintf(out, " %24s", col);
-			}
-			fputc('\n', out);
-		}
-	}
-	cells_free(&cs);
-	free(buf);
-}
-
-/* Display width of UTF-8 s: continuation bytes take no column. */
-static int display_width(const char *s)
-{
-	int w = 0;
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-/* Prints s padded with spaces to width columns, left or right aligned. */
-static void pad(FILE *out, const char *s, int width, int left)
-{
-	int fill = width - display_width(s);
-	if (left)
-		fputs(s, out);
-	for (; fill > 0; fill--)
-		fputc(' ', out);
-	if (!left)
-		fputs(s, out);
-}
-
-/* The row's columns: baseline -> current, p, effect. */
-static void fmt_row(const struct gate_check *k, char *bc, size_t bclen, char *pv, size_t pvlen,
-		    char *ev, size_t evlen)
-{
-	char bv[32], cv[32];
-	fmt_value(bv, sizeof(bv), k->metric, k->kind == GATE_BUDGET ? NAN : k->baseline);
-	fmt_value(cv, sizeof(cv), k->metric, k->current);
-	snprintf(bc, bclen, "%s → %s", bv, cv);
-	if (isnan(k->p))
-		snprintf(pv, pvlen, "-");
-	else
-		snprintf(pv, pvlen, "%.3f", k->p);
-	if (isnan(k->effect))
-		snprintf(ev, evlen, "-");
-	else if (is_ns_metric(k->metric))
-		snprintf(ev, evlen, "%+.1fµs", k->effect / 1e3);
-	else
-		snprintf(ev, evlen, "%+.3f", k->effect);
-}
-
-void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
-		const struct gate_result *res, int failures_only)
-{
-	size_t nreg = 0, nbud = 0, fail_reg = 0, fail_bud = 0, missing = 0, shown = 0;
-	int wcell = 4, wmetric = 6, wbc = 18;
-
-	for (size_t i = 0; i < res->nchecks; i++) {
-		const struct gate_check *k = &res->checks[i];
-		char cell[160], bc[80], pv[16], ev[32];
-		nreg += k->kind == GATE_REGRESSION;
-		nbud += k->kind == GATE_BUDGET;
-		fail_reg += k->kind == GATE_REGRESSION && k->state == GATE_FAIL;
-		fail_bud += k->kind == GATE_BUDGET && k->state == GATE_FAIL;
-		missing += k->kind == GATE_MISSING;
-		if (failures_only && k->state == GATE_PASS)
-			continue;
-		fmt_cell(cell, sizeof(cell), k);
-		fmt_row(k, bc, sizeof(bc), pv, sizeof(pv), ev, sizeof(ev));
-		if (display_width(cell) > wcell)
-			wcell = display_width(cell);
-		if (display_width(k->metric) > wmetric)
-			wmetric = display_width(k->metric);
-		if (display_width(bc) > wbc)
-			wbc = display_width(bc);
-	}
-	fputs("  ", out);
-	pad(out, "cell", wcell, 1);
-	fputs("  ", out);
-	pad(out, "metric", wmetric, 1);
-	fputs("  ", out);
-	pad(out, "baseline → current", wbc, 0);
-	fprintf(out, "  %6s  %9s  %s\n", "p", "effect", "reason");
-	for (size_t i = 0; i < res->nchecks; i++) {
-		const struct gate_check *k = &res->checks[i];
-		char cell[160], bc[80], pv[16], ev[32];
-		if (failures_only && k->state == GATE_PASS)
-			continue;
-		shown++;
-		fmt_cell(cell, sizeof(cell), k);
-		fmt_row(k, bc, sizeof(bc), pv, sizeof(pv), ev, sizeof(ev));
-		fprintf(out, "%s ", state_mark(k->state));
-		pad(out, cell, wcell, 1);
-		fputs("  ", out);
-		pad(out, k->metric, wmetric, 1);
-		fputs("  ", out);
-		pad(out, bc, wbc, 0);
-		fprintf(out, "  %6s  ", pv);
-		pad(out, ev, 9, 0);
-		fprintf(out, "  %s\n", k->reason);
-		/* a failed or exempted budget says which class rule applied and why */
-		if ((k->state == GATE_FAIL || k->state == GATE_EXEMPT) && k->why[0])
-			fprintf(out, "    because: %s\n", k->why);
-	}
-	if (failures_only)
-		fprintf(out, "(%zu passing checks not shown)\n", res->nchecks - shown);
-	print_reference(out, cfg, cur);
-	for (int i = 0; i < res->nnotes; i++)
-		fprintf(out, "\nnote: %s\n", res->notes[i]);
-	for (int i = 0; i < res->nwarnings; i++)
-		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
-	fprintf(out, "\ngate: %s: %zu checks, %zu failed (%zu of %zu regression tests, %zu of %zu "
-		"budgets), %zu warnings, %zu not measured or not applicable, %zu expected, %zu "
-		"cells missing on one side\n",
-		res->failed ? "FAIL" : "PASS", res->nchecks, res->failed, fail_reg, nreg, fail_bud,
-		nbud, res->warned, res->na, res->exempt, missing);
-}
-
-static void xml_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void json_num(FILE *f, double v)
-{
-	if (isnan(v) || isinf(v))
-		fputs("null", f);
-	else
-		fprintf(f, "%.17g", v);
-}
-
-static const char *kind_name(enum gate_kind k)
-{
-	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget" : "missing";
-}
-
-static const char *state_name(enum gate_state s)
-{
-	static const char *const names[] = { "pass", "fail", "warn", "not_measured", "expected" };
-	return names[s];
-}
-
-/* Opens path.tmp; the caller writes and calls finish_tmp(). */
-static FILE *open_tmp(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
-{
-	snprintf(tmp, tmplen, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
-	return f;
-}
-
-static int finish_tmp(FILE *f, const char *tmp, const char *path, char *err, size_t errlen)
-{
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		snprintf(err, errlen, "cannot write '%s'", tmp);
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen)
-{
-	char tmp[4096];
-	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
-
-	if (!f)
-		return -1;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"sampbench gate\" tests=\"%zu\" failures=\"%zu\">\n",
-		res->nchecks, res->failed);
-	fprintf(f, "  <testsuite name=\"gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
-		res->nchecks, res->failed, res->warned);
-	for (size_t i = 0; i < res->nchecks; i++) {
-		const struct gate_check *k = &res->checks[i];
-		char cell[160], name[256], bv[32], cv[32];
-		fmt_cell(cell, sizeof(cell), k);
-		snprintf(name, sizeof(name), "%s %s %s", kind_name(k->kind), k->metric, cell);
-		fmt_value(bv, sizeof(bv), k->metric, k->baseline);
-		fmt_value(cv, sizeof(cv), k->metric, k->current);
-		fputs("    <testcase classname=\"", f);
-		xml_escape(f, cell);
-		fputs("\" name=\"", f);
-		xml_escape(f, name);
-		fputs("\"", f);
-		if (k->state == GATE_PASS) {
-			fputs("/>\n", f);
-			continue;
-		}
-		fputs(">\n      <", f);
-		fputs(k->state == GATE_FAIL ? "failure" : "skipped", f);
-		fputs(" message=\"", f);
-		xml_escape(f, k->reason);
-		fprintf(f, "\">baseline %s, current %s", bv, cv);
-		if (k->why[0]) {
-			fputs("; ", f);
-			xml_escape(f, k->why);
-		}
-		fprintf(f, "</%s>\n    </testcase>\n", k->state == GATE_FAIL ? "failure" : "skipped");
-	}
-	fputs("  </testsuite>\n</testsuites>\n", f);
-	return finish_tmp(f, tmp, path, err, errlen);
-}
-
-int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
-		    const struct gate_result *res, char *err, size_t errlen)
-{
-	char tmp[4096];
-	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
-
-	if (!f)
-		return -1;
-	fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"exit_code\": %d,\n", res->failed ? "fail" : "pass",
-		res->failed ? 1 : 0);
-	fputs("  \"current\": ", f);
-	json_string(f, cur->path ? cur->path : "");
-	fputs(",\n  \"baseline\": ", f);
-	if (base)
-		json_string(f, base->path ? base->path : "");
-	else
-		fputs("null", f);
-	fprintf(f, ",\n  \"checks\": %zu,\n  \"failed\": %zu,\n  \"warned\": %zu,\n  \"not_measured\": %zu,"
-		"\n  \"expected\": %zu,\n  \"warnings\": [", res->nchecks, res->failed, res->warned,
-		res->na, res->exempt);
-	for (int i = 0; i < res->nwarnings; i++) {
-		fputs(i ? ", " : "", f);
-		json_string(f, res->warnings[i]);
-	}
-	fputs("],\n  \"results\": [\n", f);
-	for (size_t i = 0; i < res->nchecks; i++) {
-		const struct gate_check *k = &res->checks[i];
-		fputs("    {\"kind\": ", f);
-		json_string(f, kind_name(k->kind));
-		fputs(", \"state\": ", f);
-		json_string(f, state_name(k->state));
-		fputs(", \"sampler\": ", f);
-		json_string(f, k->sampler);
-		fputs(", \"workload\": ", f);
-		json_string(f, k->workload);
-		fprintf(f, ", \"threads\": %d, \"hz\": ", k->threads);
-		json_num(f, k->hz);
-		fputs(", \"metric\": ", f);
-		json_string(f, k->metric);
-		fputs(", \"baseline\": ", f);
-		json_num(f, k->baseline);
-		fputs(", \"current\": ", f);
-		json_num(f, k->current);
-		fputs(", \"p\": ", f);
-		json_num(f, k->p);
-		fputs(", \"effect\": ", f);
-		json_num(f, k->effect);
-		fprintf(f, ", \"n_baseline\": %d, \"n_current\": %d, \"reason\": ", k->nbase, k->ncur);
-		json_string(f, k->reason);
-		fputs(", \"class\": ", f);
-		json_string(f, k->why);
-		fprintf(f, "}%s\n", i + 1 < res->nchecks ? "," : "");
-	}
-	fputs("  ]\n}\n", f);
-	return finish_tmp(f, tmp, path, err, errlen);
-}
