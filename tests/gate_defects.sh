@@ -6,6 +6,7 @@
 # short runs (balanced, 2 threads, 100 Hz, 3 x 0.5 s; the hanging plugin once, since the
 # watchdog needs 5 s), then one gate per sampler (--sampler). docs/gate.md.
 BUILD=${BUILD:-build}
+duration=${GATE_DEFECTS_DURATION:-0.5} # seconds per run; 3 runs per sampler
 bin=$BUILD/sampbench
 tmp=$(mktemp -d /tmp/sbdefects.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -35,7 +36,7 @@ done
 example=$BUILD/examples/ctimer_plugin.so
 {
 	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
-	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = 0.5\n'
+	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
 	if [ -n "$hang" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
 		printf 'hz = 100\nreps = 1\nduration = 0.5\n'

@@ -144,6 +144,13 @@ static void test_config_errors_name_the_line(void **state)
 			    "second regress rule");
 	expect_config_error("alpha 2\n", 1, "0 < P < 1");
 	expect_config_error("frobnicate\n", 1, "unknown directive 'frobnicate'");
+	expect_config_error("budget * rate_accuracy >= 1 if clock=gpu\n", 1, "unknown clock 'gpu'");
+	expect_config_error("budget * rate_accuracy >= 1 if scope=galaxy\n", 1, "unknown scope");
+	expect_config_error("budget * rate_accuracy >= 1 if has=magic\n", 1,
+			    "unknown capability 'magic'");
+	expect_config_error("budget * suspend_window_p99_ns <= 1 floor rendezvous\n", 1,
+			    "'floor' needs a host fact");
+	expect_config_error("expect ctimer nosuch_metric why\n", 1, "unknown metric");
 }
 
 /* --- verdicts on synthetic runs --- */
