@@ -38,9 +38,9 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# Darwin-only sources never build here.
-LIB_SRCS := $(filter-out %_mach.c,$(wildcard sampler/*.c workloads/*.c results/*.c analysis/*.c)) \
-            $(filter-out harness/main.c,$(wildcard harness/*.c))
+# Darwin-only sources (*_darwin.c, platform/darwin.c) build only in `make darwin-check`.
+LIB_SRCS := $(filter-out %_darwin.c,$(wildcard sampler/*.c workloads/*.c results/*.c analysis/*.c)) \
+            $(filter-out harness/main.c,$(wildcard harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
 
@@ -128,8 +128,8 @@ clean:
 # and the plugin is loaded into such programs by the agent too.
 AGENT      := $(BUILD)/libsampbench-agent.so
 AGENT_SRCS := agent/agent.c harness/plugin.c \
-              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c \
-                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c)
+              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
+                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c) platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
@@ -141,7 +141,7 @@ all: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
 check: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
 
 # The agent's own pthread_create wraps the registry's: rename the registry's definition.
-$(BUILD)/agent-pic/sampler/registry.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
+$(BUILD)/agent-pic/sampler/registry_linux.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
 
 $(BUILD)/agent-pic/%.o: %.c
 	$(call msg,CC,$@)

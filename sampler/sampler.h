@@ -70,6 +70,9 @@ struct sampler {
 	void (*thread_stop)(int index);
 };
 
+/* The platform's table of samplers, NULL-terminated (table_linux.c, table_darwin.c). */
+extern const struct sampler *const sb_sampler_table[];
+
 /* The table of samplers. Returns the sampler named `name`, or NULL. */
 const struct sampler *sampler_find(const char *name);
 /* Iterates the table: sampler_at(0), sampler_at(1), ... until NULL. */

@@ -1,13 +1,14 @@
 /* threads.h - which thread is which, readable from a signal handler.
  *
  * Every workload thread announces itself from itself with sb_thread_begin(index): that
- * records its tid, its stack bounds (pthread_getattr_np, never inside a handler) and its
+ * records its tid, its stack bounds (platform.h, never inside a handler) and its
  * slot, then calls the active sampler's thread_start hook. Lookups are lock-free. */
 #ifndef SB_THREADS_H
 #define SB_THREADS_H
 
 #include <sys/types.h>
 
+#include "../platform/platform.h"
 #include "fpwalk.h"
 
 #define SB_TLS __attribute__((tls_model("initial-exec")))

@@ -1,0 +1,59 @@
+/* platform.h - what differs between Linux and Darwin, behind one small interface.
+ *
+ * One implementation file per platform: platform/linux.c, platform/darwin.c. The build
+ * compiles exactly one of them (Makefile; `make darwin-check` for Darwin), so shared code
+ * calls plat_*() and never tests __APPLE__ / __linux__ itself. Platform-only samplers
+ * (ctimer, perf, ptrace on Linux; mach-task on Darwin) are chosen by the build and the
+ * sampler tables (sampler/table_linux.c, sampler/table_darwin.c), not here.
+ *
+ * Everything marked async-signal-safe may run in a signal handler or while another thread
+ * of the process is stopped: no allocation, locks or stdio. */
+#ifndef SB_PLATFORM_H
+#define SB_PLATFORM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Name of the platform this file was built for: "linux" or "darwin". */
+extern const char plat_name[];
+
+/* OS id of the calling thread (Linux: gettid; Darwin: pthread_threadid_np, truncated to
+ * pid_t: unique among live threads in practice, used as a label only). Async-signal-safe. */
+pid_t plat_gettid(void);
+
+/* Stack bounds [*lo, *hi) of the calling thread. Not async-signal-safe (Linux reads
+ * /proc/self/maps for the main thread): call from the thread itself, outside handlers.
+ * Returns 0, or -1 when unknown. */
+int plat_stack_bounds_self(uintptr_t *lo, uintptr_t *hi);
+
+/* Sleeps until CLOCK_MONOTONIC reaches deadline_ns (absolute), or a signal arrives: the
+ * caller re-checks the clock. Linux: clock_nanosleep(TIMER_ABSTIME); Darwin has no
+ * absolute sleep on CLOCK_MONOTONIC, so it sleeps the remaining time with nanosleep. */
+void plat_sleep_until_ns(uint64_t deadline_ns);
+
+/* Interrupted registers from a signal handler's ucontext (its third argument). lr is 0
+ * where the architecture has none (x86_64). Async-signal-safe. */
+void plat_regs_from_ucontext(const void *uc, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+			     uintptr_t *lr);
+
+/* Arranges for the calling process (a forked child) to be killed when its parent dies.
+ * Linux: PR_SET_PDEATHSIG. Returns 0, or -1 with errno (ENOSYS on Darwin, which has no
+ * such call: there the harness's watchdog and process group are the only safety net). */
+int plat_die_with_parent(void);
+
+/* A code address read from the stack (a return address) or a register, with pointer
+ * authentication bits removed (arm64: XPACLRI, a hint that is a no-op on cores without
+ * PAC, so it is safe on every arm64 and on arm64 Linux too). Identity on x86_64.
+ * Async-signal-safe. */
+static inline uintptr_t plat_strip_code_ptr(uintptr_t p)
+{
+#if defined(__aarch64__) || defined(__arm64__)
+	register uintptr_t x30 __asm__("x30") = p;
+	__asm__("hint #7" /* xpaclri */ : "+r"(x30));
+	return x30;
+#else
+	return p;
+#endif
+}
+
+#endif
