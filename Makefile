@@ -129,7 +129,7 @@ clean:
 AGENT      := $(BUILD)/libsampbench-agent.so
 AGENT_SRCS := agent/agent.c harness/plugin.c \
               $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
-                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c) platform/linux.c
+                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c table.c) platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \

@@ -5,9 +5,13 @@
 #include "platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sys/ucontext.h>
 #include <time.h>
+#include <unistd.h>
 
 const char plat_name[] = "darwin";
 
@@ -65,6 +69,30 @@ void plat_regs_from_ucontext(const void *ucp, uintptr_t *pc, uintptr_t *sp, uint
 #else
 #error "unsupported architecture"
 #endif
+}
+
+int plat_anon_fd(const char *name)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[1024];
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (snprintf(path, sizeof(path), "%s/%s-XXXXXX", dir, name) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 int plat_die_with_parent(void)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -58,6 +59,11 @@ void plat_regs_from_ucontext(const void *ucp, uintptr_t *pc, uintptr_t *sp, uint
 #else
 #error "unsupported architecture"
 #endif
+}
+
+int plat_anon_fd(const char *name)
+{
+	return memfd_create(name, MFD_CLOEXEC);
 }
 
 int plat_die_with_parent(void)

@@ -36,6 +36,10 @@ void plat_sleep_until_ns(uint64_t deadline_ns);
 void plat_regs_from_ucontext(const void *uc, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
 			     uintptr_t *lr);
 
+/* An anonymous read-write file (name is a label), close-on-exec. Linux: memfd_create;
+ * Darwin: a file created and unlinked in $TMPDIR. Returns the fd, or -1 with errno. */
+int plat_anon_fd(const char *name);
+
 /* Arranges for the calling process (a forked child) to be killed when its parent dies.
  * Linux: PR_SET_PDEATHSIG. Returns 0, or -1 with errno (ENOSYS on Darwin, which has no
  * such call: there the harness's watchdog and process group are the only safety net). */

@@ -11,6 +11,19 @@ __thread struct sb_stack_bounds sb_self_bounds SB_TLS;
 /* Live workload threads by slot. Churn reuses slots, so a slot holds the latest tid. */
 static _Atomic pid_t slot_tid[SB_MAX_THREADS];
 
+static int (*_Atomic slot_resolver)(uint64_t pc);
+
+void sb_set_slot_resolver(int (*resolve)(uint64_t pc))
+{
+	atomic_store(&slot_resolver, resolve);
+}
+
+int sb_slot_of_frame_pc(uint64_t pc)
+{
+	int (*resolve)(uint64_t) = atomic_load_explicit(&slot_resolver, memory_order_acquire);
+	return resolve ? resolve(pc) : -1;
+}
+
 pid_t sb_gettid(void)
 {
 	return plat_gettid();

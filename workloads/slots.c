@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../sampler/threads.h"
 #include "workload.h"
 
 #define SLOT_ATTR __attribute__((noinline, noclone, no_icf, used, section("sb_slots")))
@@ -137,6 +138,13 @@ int wl_slot_frame_of_pc(uint64_t pc)
 		if (pc >= slot_lo[i] && pc < slot_hi[i])
 			return i - SB_MAX_THREADS;
 	return -1;
+}
+
+/* Samplers recover slots through the sampler layer's resolver (threads.h), never by
+ * including workload headers. */
+__attribute__((constructor)) static void install_slot_resolver(void)
+{
+	sb_set_slot_resolver(wl_slot_frame_of_pc);
 }
 
 void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi)
