@@ -170,3 +170,63 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 .SECONDARY:
+
+# --- darwin-check (docs/darwin.md): the macOS build, cross-compiled and linked here ---
+# zig's clang with its bundled macOS SDK headers and libSystem stubs, installed by npm into
+# a cache outside the tree. Compiles every source of the Darwin build for both macOS
+# targets with -Werror and links the sampler core's test (tests/darwin/test_core.c) into a
+# Mach-O executable. Nothing here runs Darwin code: that is the macos-14 CI job.
+ZIG_VERSION    := 0.11.0
+ZIG_CACHE      ?= $(HOME)/.cache/sampbench/zig
+DARWIN_TARGETS := aarch64-macos x86_64-macos
+DARWIN_BUILD   := $(BUILD)/darwin
+# Linux-only sources: the mechanisms macOS lacks (timer_create, perf_event_open, ptrace).
+DARWIN_SKIP    := %_linux.c sampler/ctimer.c sampler/perf.c sampler/ptrace.c \
+                  sampler/broken.c sampler/fault_drop.c sampler/fault_stack.c
+# Compiled on a Mac only (CI's macos-14 job), not here; docs/darwin.md says why:
+#   HDF5: Debian's H5pubconf.h is generated for glibc (it includes <features.h>); the
+#         cross SDK has no HDF5 of its own. libdw: ELF/DWARF, Linux symbolization.
+#   exec: /proc truth, perf rings, LD_PRELOAD agent (Linux-only, `exec` is refused).
+DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
+DARWIN_TODO    := analysis/symbolize.c harness/exec_ext.c harness/cmd_exec.c
+DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard sampler/*.c)) platform/darwin.c
+DARWIN_SRCS    := $(DARWIN_CORE_SRCS) \
+                  $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_TODO) $(DARWIN_SKIP), \
+                    $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))
+DARWIN_CFLAGS  := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+                  -Wall -Wextra -Werror -pthread -Iplatform/darwin/include \
+                  -I$(DARWIN_BUILD)/inc -I$(BUILD)/gen
+DARWIN_TESTS   := $(foreach t,$(DARWIN_TARGETS),$(DARWIN_BUILD)/$(t)/test_core)
+
+.PHONY: darwin-check darwin-toolchain
+darwin-check: $(DARWIN_TESTS)
+	$(Q)for t in $(DARWIN_TESTS); do \
+	  kind=$$(file -b $$t 2>/dev/null || od -An -tx1 -N4 $$t); \
+	  case "$$kind" in *Mach-O*|*"cf fa ed fe"*) ;; *) echo "sampbench: $$t is not Mach-O: $$kind" >&2; exit 1;; esac; \
+	  echo "  DARWIN  $$t: $$kind"; done
+	@echo "darwin-check: $(words $(DARWIN_SRCS)) sources x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
+
+# The compiler path, installed on first use (ci/darwin-toolchain.sh: one line on failure).
+$(DARWIN_BUILD)/zig: FORCE
+	@mkdir -p $(@D)
+	$(Q)z=$$(sh ci/darwin-toolchain.sh $(ZIG_VERSION) $(ZIG_CACHE)) || exit 1; \
+	echo "$$z" > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# gperftools' profiler.h is portable C declarations (sampler/gperftools.c takes struct
+# layouts from it and dlopens libprofiler): Debian's copy stands in for Homebrew's.
+$(DARWIN_BUILD)/inc/gperftools/profiler.h: /usr/include/gperftools/profiler.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+define darwin_target
+$(DARWIN_BUILD)/$(1)/%.o: %.c $(DARWIN_BUILD)/zig $(DARWIN_BUILD)/inc/gperftools/profiler.h | $(VERSION_H)
+	$$(call msg,CC-MAC,$(1)/$$<)
+	@mkdir -p $$(@D)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
+
+$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+	$$(call msg,LD-MAC,$$@)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) -pthread -o $$@ \
+	  $(DARWIN_CORE_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+endef
+$(foreach t,$(DARWIN_TARGETS),$(eval $(call darwin_target,$(t))))

@@ -4,11 +4,15 @@
  * runs only on a Mac (the macos-14 job of .github/workflows/ci.yml). docs/darwin.md. */
 #include "platform.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/event.h>
 #include <sys/ucontext.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +75,35 @@ void plat_regs_from_ucontext(const void *ucp, uintptr_t *pc, uintptr_t *sp, uint
 #endif
 }
 
+const char *plat_signal_name(int sig)
+{
+	static __thread char name[16];
+
+	if (sig <= 0 || sig >= NSIG || !sys_signame[sig])
+		return NULL;
+	size_t i = 0;
+	for (; sys_signame[sig][i] && i < sizeof(name) - 1; i++)
+		name[i] = (char)toupper((unsigned char)sys_signame[sig][i]);
+	name[i] = '\0';
+	return name;
+}
+
+int plat_pipe_cloexec(int fds[2])
+{
+	if (pipe(fds) != 0)
+		return -1;
+	/* Not atomic with the pipe() as pipe2 is: a fork+exec by another thread in between
+	 * would inherit the two fds. sampbench forks its run children from one thread. */
+	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(fds[1], F_SETFD, FD_CLOEXEC) != 0) {
+		int e = errno;
+		close(fds[0]);
+		close(fds[1]);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int plat_anon_fd(const char *name)
 {
 	const char *dir = getenv("TMPDIR");
@@ -99,4 +132,66 @@ int plat_die_with_parent(void)
 {
 	errno = ENOSYS;
 	return -1;
+}
+
+long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull),
+			       (long)(timeout_ns % 1000000000ull) };
+	struct kevent ev;
+
+	if (atomic_load(word) != val)
+		return -EAGAIN;
+	int kq = kqueue();
+	if (kq < 0)
+		return -errno;
+	/* No change registered: kevent() only sleeps until the timeout or a signal. */
+	int rc = kevent(kq, NULL, 0, &ev, 1, &ts);
+	int e = errno;
+	close(kq);
+	return rc < 0 ? -e : -ETIMEDOUT;
+}
+
+int plat_barrier_init(plat_barrier_t *b, unsigned n)
+{
+	int rc;
+
+	if (n == 0)
+		return EINVAL;
+	b->n = n;
+	b->waiting = 0;
+	b->round = 0;
+	rc = pthread_mutex_init(&b->mu, NULL);
+	if (rc != 0)
+		return rc;
+	rc = pthread_cond_init(&b->cv, NULL);
+	if (rc != 0)
+		pthread_mutex_destroy(&b->mu);
+	return rc;
+}
+
+int plat_barrier_wait(plat_barrier_t *b)
+{
+	int serial = 0;
+
+	pthread_mutex_lock(&b->mu);
+	unsigned long round = b->round;
+	if (++b->waiting == b->n) {
+		/* The last one in opens the barrier for this round; it is the serial thread. */
+		b->waiting = 0;
+		b->round++;
+		serial = 1;
+		pthread_cond_broadcast(&b->cv);
+	} else {
+		while (round == b->round)
+			pthread_cond_wait(&b->cv, &b->mu);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return serial ? PLAT_BARRIER_SERIAL : 0;
+}
+
+void plat_barrier_destroy(plat_barrier_t *b)
+{
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
 }

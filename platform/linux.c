@@ -2,8 +2,10 @@
 #include "platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -59,6 +61,16 @@ void plat_regs_from_ucontext(const void *ucp, uintptr_t *pc, uintptr_t *sp, uint
 #else
 #error "unsupported architecture"
 #endif
+}
+
+const char *plat_signal_name(int sig)
+{
+	return sigabbrev_np(sig);
+}
+
+int plat_pipe_cloexec(int fds[2])
+{
+	return pipe2(fds, O_CLOEXEC);
 }
 
 int plat_anon_fd(const char *name)

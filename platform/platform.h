@@ -36,6 +36,14 @@ void plat_sleep_until_ns(uint64_t deadline_ns);
 void plat_regs_from_ucontext(const void *uc, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
 			     uintptr_t *lr);
 
+/* pipe(2) with both ends close-on-exec (Linux: pipe2(O_CLOEXEC); Darwin has no pipe2 and
+ * sets the flag after). Returns 0 or -1 with errno. */
+int plat_pipe_cloexec(int fds[2]);
+
+/* Abbreviated signal name without "SIG" ("KILL"), or NULL when sig is unknown (Linux:
+ * sigabbrev_np; Darwin: sys_signame, upper-cased into a thread-local buffer). */
+const char *plat_signal_name(int sig);
+
 /* An anonymous read-write file (name is a label), close-on-exec. Linux: memfd_create;
  * Darwin: a file created and unlinked in $TMPDIR. Returns the fd, or -1 with errno. */
 int plat_anon_fd(const char *name);
@@ -59,5 +67,38 @@ static inline uintptr_t plat_strip_code_ptr(uintptr_t p)
 	return p;
 #endif
 }
+
+/* A function that must keep an address and a body of its own (slot leaves, the frames a
+ * workload's truth names): never inlined, cloned or folded with an identical one. GCC
+ * needs noclone and no_icf for that; clang has neither attribute and does not fold
+ * functions itself (ld64's deduplication is turned off at link time on Darwin). */
+#if defined(__clang__)
+#define PLAT_DISTINCT_FN noinline
+#else
+#define PLAT_DISTINCT_FN noinline, noclone, no_icf
+#endif
+
+/* Code in a section of its own (name: at most 16 characters), and the linker-made bounds
+ * of that section: ELF brackets a section with __start_NAME/__stop_NAME, Mach-O names
+ * them section$start$SEGMENT$NAME/section$end$SEGMENT$NAME (in __TEXT here). Use:
+ *   __attribute__((PLAT_CODE_SECTION("sb_slots"))) void f(void) ...
+ *   extern const char slots_lo[] PLAT_SECTION_START("sb_slots"); */
+#if defined(__APPLE__)
+#define PLAT_CODE_SECTION(name) section("__TEXT," name ",regular,pure_instructions")
+#define PLAT_SECTION_START(name) __asm("section$start$__TEXT$" name)
+#define PLAT_SECTION_STOP(name) __asm("section$end$__TEXT$" name)
+#else
+#define PLAT_CODE_SECTION(name) section(name)
+#define PLAT_SECTION_START(name) __asm("__start_" name)
+#define PLAT_SECTION_STOP(name) __asm("__stop_" name)
+#endif
+
+/* Inlined per-platform parts: blocking calls that keep the caller the leaf frame
+ * (plat_leaf_sleep_until, plat_leaf_read), plat_wait_word, plat_barrier_t. */
+#if defined(__APPLE__)
+#include "darwin/inline.h"
+#else
+#include "linux/inline.h"
+#endif
 
 #endif
