@@ -39,8 +39,8 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Darwin-only sources (*_darwin.c, platform/darwin.c) build only in `make darwin-check`.
-LIB_SRCS := $(filter-out %_darwin.c,$(wildcard sampler/*.c workloads/*.c results/*.c analysis/*.c)) \
-            $(filter-out harness/main.c,$(wildcard harness/*.c)) platform/linux.c
+LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
+              results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
 
@@ -180,18 +180,18 @@ ZIG_VERSION    := 0.11.0
 ZIG_CACHE      ?= $(HOME)/.cache/sampbench/zig
 DARWIN_TARGETS := aarch64-macos x86_64-macos
 DARWIN_BUILD   := $(BUILD)/darwin
-# Linux-only sources: the mechanisms macOS lacks (timer_create, perf_event_open, ptrace).
+# Linux-only sources: the mechanisms macOS lacks (timer_create, perf_event_open, ptrace,
+# /proc and LD_PRELOAD for `exec`, which cmd_exec_darwin.c refuses with one line).
 DARWIN_SKIP    := %_linux.c sampler/ctimer.c sampler/perf.c sampler/ptrace.c \
-                  sampler/broken.c sampler/fault_drop.c sampler/fault_stack.c
-# Compiled on a Mac only (CI's macos-14 job), not here; docs/darwin.md says why:
-#   HDF5: Debian's H5pubconf.h is generated for glibc (it includes <features.h>); the
-#         cross SDK has no HDF5 of its own. libdw: ELF/DWARF, Linux symbolization.
-#   exec: /proc truth, perf rings, LD_PRELOAD agent (Linux-only, `exec` is refused).
+                  sampler/broken.c sampler/fault_drop.c sampler/fault_stack.c \
+                  harness/cmd_exec.c harness/exec_ext.c
+# Compiled on a Mac only (CI's macos-14 job), not here: they include HDF5, and Debian's
+# H5pubconf.h is generated for glibc (it includes <features.h>) while the cross SDK has no
+# HDF5 of its own (docs/darwin.md).
 DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
-DARWIN_TODO    := analysis/symbolize.c harness/exec_ext.c harness/cmd_exec.c
 DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard sampler/*.c)) platform/darwin.c
 DARWIN_SRCS    := $(DARWIN_CORE_SRCS) \
-                  $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_TODO) $(DARWIN_SKIP), \
+                  $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_SKIP), \
                     $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))
 DARWIN_CFLAGS  := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                   -Wall -Wextra -Werror -pthread -Iplatform/darwin/include \
