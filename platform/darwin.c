@@ -7,8 +7,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <mach-o/dyld.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -86,6 +89,20 @@ const char *plat_signal_name(int sig)
 		name[i] = (char)toupper((unsigned char)sys_signame[sig][i]);
 	name[i] = '\0';
 	return name;
+}
+
+int plat_self_exe(char *buf, size_t len)
+{
+	char raw[PATH_MAX], real[PATH_MAX];
+	uint32_t size = sizeof(raw);
+
+	if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, real))
+		return -1;
+	size_t n = strlen(real);
+	if (n + 1 > len)
+		return -1;
+	memcpy(buf, real, n + 1);
+	return (int)n;
 }
 
 int plat_pipe_cloexec(int fds[2])

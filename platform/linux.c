@@ -68,6 +68,16 @@ const char *plat_signal_name(int sig)
 	return sigabbrev_np(sig);
 }
 
+int plat_self_exe(char *buf, size_t len)
+{
+	ssize_t n = len > 0 ? readlink("/proc/self/exe", buf, len - 1) : -1;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
 int plat_pipe_cloexec(int fds[2])
 {
 	return pipe2(fds, O_CLOEXEC);

@@ -44,6 +44,11 @@ int plat_pipe_cloexec(int fds[2]);
  * sigabbrev_np; Darwin: sys_signame, upper-cased into a thread-local buffer). */
 const char *plat_signal_name(int sig);
 
+/* Absolute path of the running executable into buf (NUL-terminated). Linux:
+ * /proc/self/exe; Darwin: _NSGetExecutablePath, resolved with realpath. Returns its length,
+ * or -1 when unknown or it does not fit. */
+int plat_self_exe(char *buf, size_t len);
+
 /* An anonymous read-write file (name is a label), close-on-exec. Linux: memfd_create;
  * Darwin: a file created and unlinked in $TMPDIR. Returns the fd, or -1 with errno. */
 int plat_anon_fd(const char *name);
