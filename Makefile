@@ -43,6 +43,9 @@ LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c worklo
               results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
+WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
+MATRIX := ci/matrix
+include mk/darwin.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -82,17 +85,17 @@ $(LIB): $(LIB_OBJS)
 
 $(BIN): $(MAIN_OBJ) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS) -lcmocka
 
 check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
-	$(Q)$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
+	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
 	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
 endif
 
@@ -106,7 +109,7 @@ fuzz:
 PROFILE ?= default
 bench: deps $(BIN)
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
-	$(BIN) bench --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	$(BIN) bench --matrix $(MATRIX) --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
 	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
 	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
@@ -137,8 +140,8 @@ TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests
 PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
               -mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -pthread -fPIC
 
-all: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
-check: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
+all: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
+check: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 
 # The agent's own pthread_create wraps the registry's: rename the registry's definition.
 $(BUILD)/agent-pic/sampler/registry_linux.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
@@ -180,31 +183,20 @@ ZIG_VERSION    := 0.11.0
 ZIG_CACHE      ?= $(HOME)/.cache/sampbench/zig
 DARWIN_TARGETS := aarch64-macos x86_64-macos
 DARWIN_BUILD   := $(BUILD)/darwin
-# Linux-only sources: the mechanisms macOS lacks (timer_create, perf_event_open, ptrace,
-# /proc and LD_PRELOAD for `exec`, which cmd_exec_darwin.c refuses with one line).
-DARWIN_SKIP    := %_linux.c sampler/ctimer.c sampler/perf.c sampler/ptrace.c \
-                  sampler/broken.c sampler/fault_drop.c sampler/fault_stack.c \
-                  harness/cmd_exec.c harness/exec_ext.c
-# Compiled on a Mac only (CI's macos-14 job), not here: they include HDF5, and Debian's
-# H5pubconf.h is generated for glibc (it includes <features.h>) while the cross SDK has no
-# HDF5 of its own (docs/darwin.md).
-DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
-DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard sampler/*.c)) platform/darwin.c
-DARWIN_SRCS    := $(DARWIN_CORE_SRCS) \
-                  $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_SKIP), \
-                    $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))
+# The sources (DARWIN_SRCS, DARWIN_CORE_SRCS) are listed in mk/darwin.mk.
+DARWIN_CHECK_SRCS := $(DARWIN_SRCS) $(MAIN_SRC)
 DARWIN_CFLAGS  := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                   -Wall -Wextra -Werror -pthread -Iplatform/darwin/include \
                   -I$(DARWIN_BUILD)/inc -I$(BUILD)/gen
 DARWIN_TESTS   := $(foreach t,$(DARWIN_TARGETS),$(DARWIN_BUILD)/$(t)/test_core)
 
-.PHONY: darwin-check darwin-toolchain
-darwin-check: $(DARWIN_TESTS)
+.PHONY: darwin-check
+darwin-check: deps $(DARWIN_TESTS)
 	$(Q)for t in $(DARWIN_TESTS); do \
 	  kind=$$(file -b $$t 2>/dev/null || od -An -tx1 -N4 $$t); \
 	  case "$$kind" in *Mach-O*|*"cf fa ed fe"*) ;; *) echo "sampbench: $$t is not Mach-O: $$kind" >&2; exit 1;; esac; \
 	  echo "  DARWIN  $$t: $$kind"; done
-	@echo "darwin-check: $(words $(DARWIN_SRCS)) sources x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
+	@echo "darwin-check: $(words $(DARWIN_CHECK_SRCS)) sources x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
 
 # The compiler path, installed on first use (ci/darwin-toolchain.sh: one line on failure).
 $(DARWIN_BUILD)/zig: FORCE
@@ -224,7 +216,7 @@ $(DARWIN_BUILD)/$(1)/%.o: %.c $(DARWIN_BUILD)/zig $(DARWIN_BUILD)/inc/gperftools
 	@mkdir -p $$(@D)
 	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
 
-$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_CHECK_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
 	$$(call msg,LD-MAC,$$@)
 	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) -pthread -o $$@ \
 	  $(DARWIN_CORE_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o

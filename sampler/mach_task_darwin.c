@@ -306,10 +306,25 @@ static void mt_sampler_main(const struct sb_config *cfg, struct sb_sink *sink, p
 	_exit(0);
 }
 
+/* task_for_pid on a process of our own is refused without root or the debugger
+ * entitlement: ask from a child about its parent (us), the same question start() asks. */
 static int mt_available(char *why, size_t len)
 {
-	(void)why;
-	(void)len;
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		task_t t;
+		_exit(task_for_pid(mach_task_self(), getppid(), &t) == KERN_SUCCESS ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		snprintf(why, len, "cannot fork to test task_for_pid");
+		return -1;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(why, len, "task_for_pid refused: needs root or the debugger entitlement");
+		return -1;
+	}
 	return 0;
 }
 
