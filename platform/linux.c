@@ -72,7 +72,8 @@ int plat_self_exe(char *buf, size_t len)
 {
 	ssize_t n = len > 0 ? readlink("/proc/self/exe", buf, len - 1) : -1;
 
-	if (n <= 0)
+	/* readlink truncates silently: a result that fills the buffer may be cut short. */
+	if (n <= 0 || (size_t)n >= len - 1)
 		return -1;
 	buf[n] = '\0';
 	return (int)n;
