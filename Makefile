@@ -38,7 +38,7 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# Darwin-only sources (*_darwin.c, platform/darwin.c) build only in `make darwin-check`.
+# Darwin-only sources (*_darwin.c, platform/darwin.c) are the Darwin build's (mk/darwin.mk).
 LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
               results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
