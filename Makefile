@@ -38,11 +38,14 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# Darwin-only sources never build here.
-LIB_SRCS := $(filter-out %_mach.c,$(wildcard sampler/*.c workloads/*.c results/*.c analysis/*.c)) \
-            $(filter-out harness/main.c,$(wildcard harness/*.c))
+# Darwin-only sources (*_darwin.c, platform/darwin.c) are the Darwin build's (mk/darwin.mk).
+LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
+              results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
+WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
+MATRIX := ci/matrix
+include mk/darwin.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -82,17 +85,17 @@ $(LIB): $(LIB_OBJS)
 
 $(BIN): $(MAIN_OBJ) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS) -lcmocka
 
 check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
-	$(Q)$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
+	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
 	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
 endif
 
@@ -106,7 +109,7 @@ fuzz:
 PROFILE ?= default
 bench: deps $(BIN)
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
-	$(BIN) bench --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	$(BIN) bench --matrix $(MATRIX) --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
 	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
 	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
@@ -128,8 +131,8 @@ clean:
 # and the plugin is loaded into such programs by the agent too.
 AGENT      := $(BUILD)/libsampbench-agent.so
 AGENT_SRCS := agent/agent.c harness/plugin.c \
-              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c \
-                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c)
+              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
+                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c table.c) platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
@@ -137,11 +140,11 @@ TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests
 PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
               -mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -pthread -fPIC
 
-all: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
-check: $(AGENT) $(EXAMPLES) $(TEST_PROGS)
+all: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
+check: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 
 # The agent's own pthread_create wraps the registry's: rename the registry's definition.
-$(BUILD)/agent-pic/sampler/registry.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
+$(BUILD)/agent-pic/sampler/registry_linux.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
 
 $(BUILD)/agent-pic/%.o: %.c
 	$(call msg,CC,$@)
@@ -170,3 +173,52 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 .SECONDARY:
+
+# --- darwin-check (docs/darwin.md): the macOS build, cross-compiled and linked here ---
+# zig's clang with its bundled macOS SDK headers and libSystem stubs, installed by npm into
+# a cache outside the tree. Compiles every source of the Darwin build for both macOS
+# targets with -Werror and links the sampler core's test (tests/darwin/test_core.c) into a
+# Mach-O executable. Nothing here runs Darwin code: that is the macos-14 CI job.
+ZIG_VERSION    := 0.11.0
+ZIG_CACHE      ?= $(HOME)/.cache/sampbench/zig
+DARWIN_TARGETS := aarch64-macos x86_64-macos
+DARWIN_BUILD   := $(BUILD)/darwin
+# The sources (DARWIN_SRCS, DARWIN_CORE_SRCS) are listed in mk/darwin.mk.
+DARWIN_CHECK_SRCS := $(DARWIN_SRCS) $(MAIN_SRC)
+DARWIN_CFLAGS  := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+                  -Wall -Wextra -Werror -pthread -Iplatform/darwin/include \
+                  -I$(DARWIN_BUILD)/inc -I$(BUILD)/gen
+DARWIN_TESTS   := $(foreach t,$(DARWIN_TARGETS),$(DARWIN_BUILD)/$(t)/test_core)
+
+.PHONY: darwin-check
+darwin-check: deps $(DARWIN_TESTS)
+	$(Q)for t in $(DARWIN_TESTS); do \
+	  kind=$$(file -b $$t 2>/dev/null || od -An -tx1 -N4 $$t); \
+	  case "$$kind" in *Mach-O*|*"cf fa ed fe"*) ;; *) echo "sampbench: $$t is not Mach-O: $$kind" >&2; exit 1;; esac; \
+	  echo "  DARWIN  $$t: $$kind"; done
+	@echo "darwin-check: $(words $(DARWIN_CHECK_SRCS)) sources x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
+
+# The compiler path, installed on first use (ci/darwin-toolchain.sh: one line on failure).
+$(DARWIN_BUILD)/zig: FORCE
+	@mkdir -p $(@D)
+	$(Q)z=$$(sh ci/darwin-toolchain.sh $(ZIG_VERSION) $(ZIG_CACHE)) || exit 1; \
+	echo "$$z" > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# gperftools' profiler.h is portable C declarations (sampler/gperftools.c takes struct
+# layouts from it and dlopens libprofiler): Debian's copy stands in for Homebrew's.
+$(DARWIN_BUILD)/inc/gperftools/profiler.h: /usr/include/gperftools/profiler.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+define darwin_target
+$(DARWIN_BUILD)/$(1)/%.o: %.c $(DARWIN_BUILD)/zig $(DARWIN_BUILD)/inc/gperftools/profiler.h | $(VERSION_H)
+	$$(call msg,CC-MAC,$(1)/$$<)
+	@mkdir -p $$(@D)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
+
+$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_CHECK_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+	$$(call msg,LD-MAC,$$@)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) -pthread -o $$@ \
+	  $(DARWIN_CORE_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+endef
+$(foreach t,$(DARWIN_TARGETS),$(eval $(call darwin_target,$(t))))

@@ -66,31 +66,12 @@ static const struct agent_sampler {
 	{ &sampler_gperftools_pt, sigprof_signo },
 };
 
-/* The table lookup plugin.c uses (the agent has no sampler/table.c). */
-const struct sampler *sb_active_sampler;
-
-const struct sampler *sampler_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(agent_samplers) / sizeof(agent_samplers[0]); i++)
-		if (strcmp(agent_samplers[i].s->name, name) == 0)
-			return agent_samplers[i].s;
-	return NULL;
-}
-
-/* gperftools.c attributes samples to workload slots by PC; a foreign program has none. */
-int wl_slot_of_pc(uint64_t pc);
-int wl_slot_of_pc(uint64_t pc)
-{
-	(void)pc;
-	return -1;
-}
-
-int wl_slot_frame_of_pc(uint64_t pc);
-int wl_slot_frame_of_pc(uint64_t pc)
-{
-	(void)pc;
-	return -1;
-}
+/* The agent's sampler table, for sampler/table.c's lookups (plugin.c): the same
+ * samplers as agent_samplers, which adds the signal each one owns. */
+const struct sampler *const sb_sampler_table[] = {
+	&sampler_mach, &sampler_itimer, &sampler_ctimer, &sampler_gperftools,
+	&sampler_gperftools_pt, NULL,
+};
 
 static struct {
 	struct sb_exec_shm *shm;

@@ -2,6 +2,31 @@
 # deps.sh PKG... - install the Debian packages sampbench needs when they are missing.
 # As root: apt-get install (running apt-get update first when the lists are empty or older
 # than a day). Otherwise: print the exact command and fail.
+# On macOS the Debian names are ignored: Homebrew's formulae are checked and installed
+# with `brew install` (no root needed); the report's Python modules are checked and the
+# pip line printed (docs/darwin.md).
+if [ "$(uname -s)" = Darwin ]; then
+	brews="hdf5 cmocka gperftools pkg-config"
+	if ! command -v brew >/dev/null 2>&1; then
+		echo "sampbench: Homebrew not found; install it, then: brew install $brews" >&2
+		exit 1
+	fi
+	missing=
+	for f in $brews; do
+		brew list --formula "$f" >/dev/null 2>&1 || missing="$missing $f"
+	done
+	if [ -n "$missing" ]; then
+		echo "  DEPS    brew install$missing"
+		brew install$missing >/dev/null || {
+			echo "sampbench: brew install failed:$missing" >&2; exit 1; }
+	fi
+	if ! python3 -c 'import h5py, numpy, matplotlib' >/dev/null 2>&1; then
+		echo "sampbench: missing Python modules for the report and its tests" >&2
+		echo "run: python3 -m pip install h5py numpy matplotlib" >&2
+		exit 1
+	fi
+	exit 0
+fi
 missing=
 for p in "$@"; do
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../platform/platform.h"
 #include "cli.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -37,9 +38,8 @@ static int find_script(char *out, size_t len)
 		snprintf(out, len, "%s/%s", root, SCRIPT);
 		return access(out, R_OK) == 0 ? 0 : -1;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	n = plat_self_exe(exe, sizeof(exe));
 	if (n > 0) {
-		exe[n] = 0;
 		snprintf(dir, sizeof(dir), "%s", dirname(exe));
 		for (int up = 0; up < 2; up++) {
 			snprintf(out, len, "%s/%s", dir, SCRIPT);

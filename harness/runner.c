@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,7 +68,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 		.truth = sh->truth,
 	};
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps running if the harness dies */
+	plat_die_with_parent(); /* no orphan keeps running if the harness dies (Linux only) */
 	signal(SIGINT, SIG_DFL);
 	sb_thread_begin(-1);
 	if (s->available && s->available(why, sizeof(why)) != 0) {
@@ -275,7 +274,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	} else if (WIFSIGNALED(status)) {
 		r->status = SB_RUN_FAILED;
 		snprintf(r->reason, sizeof(r->reason), "child killed by signal %s during %s",
-			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+			 plat_signal_name(WTERMSIG(status)) ? plat_signal_name(WTERMSIG(status)) : "?",
 			 phase_name(atomic_load(&sh->phase)));
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && r->status == SB_RUN_OK) {
 		r->status = SB_RUN_FAILED;

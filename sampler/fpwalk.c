@@ -2,7 +2,8 @@
 #include "fpwalk.h"
 
 #include <stddef.h>
-#include <ucontext.h>
+
+#include "../platform/platform.h"
 
 int fp_validate(uintptr_t fp, const struct sb_stack_bounds *b)
 {
@@ -48,7 +49,7 @@ enum sb_walk_end fp_walk(const struct sb_regs *regs, const struct sb_stack_bound
 			end = SB_WALK_TRUNCATED;
 			break;
 		}
-		pcs[n++] = rec[1];
+		pcs[n++] = plat_strip_code_ptr(rec[1]); /* arm64: drop pointer authentication bits */
 		if (rec[0] != 0 && rec[0] <= fp) {
 			end = SB_WALK_NOT_INCREASING;
 			break;
@@ -61,18 +62,5 @@ enum sb_walk_end fp_walk(const struct sb_regs *regs, const struct sb_stack_bound
 
 void regs_from_ucontext(const void *ucp, struct sb_regs *regs)
 {
-	const ucontext_t *uc = ucp;
-#if defined(__x86_64__)
-	regs->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	regs->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	regs->fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	regs->lr = 0;
-#elif defined(__aarch64__)
-	regs->pc = (uintptr_t)uc->uc_mcontext.pc;
-	regs->sp = (uintptr_t)uc->uc_mcontext.sp;
-	regs->fp = (uintptr_t)uc->uc_mcontext.regs[29];
-	regs->lr = (uintptr_t)uc->uc_mcontext.regs[30];
-#else
-#error "unsupported architecture"
-#endif
+	plat_regs_from_ucontext(ucp, &regs->pc, &regs->sp, &regs->fp, &regs->lr);
 }

@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../workloads/workload.h"
 #include "cpuprofile.h"
 #include "sampler.h"
+#include "threads.h"
 
 #define GP_LIB "libprofiler.so.0"
 #define GP_MAX_HZ 4000        /* libprofiler clamps CPUPROFILE_FREQUENCY to this */
@@ -247,7 +247,7 @@ static void gp_pt_thread_start(int index)
 static int gp_attribute(const uint64_t *pcs, uint32_t depth)
 {
 	for (uint32_t i = 0; i < depth; i++) {
-		int slot = wl_slot_frame_of_pc(i == 0 ? pcs[i] : pcs[i] - 1);
+		int slot = sb_slot_of_frame_pc(i == 0 ? pcs[i] : pcs[i] - 1);
 		if (slot >= 0)
 			return slot;
 	}
@@ -309,14 +309,14 @@ static void gp_parse_stop_output(const char *text)
 	}
 }
 
-/* Calls ProfilerStop with fd 2 redirected to a memfd, the only way to get the interrupt and
+/* Calls ProfilerStop with fd 2 redirected to an anonymous file, the only way to get the interrupt and
  * eviction counters, which libprofiler prints and forgets. Falls back to a plain stop. */
 static void gp_stop_capturing(void)
 {
 	char buf[4096];
 
 	fflush(stderr);
-	int mfd = memfd_create("sampbench-gperftools-stderr", MFD_CLOEXEC);
+	int mfd = plat_anon_fd("sampbench-gperftools-stderr");
 	int saved = mfd >= 0 ? dup(2) : -1;
 	if (mfd < 0 || saved < 0 || dup2(mfd, 2) < 0) {
 		if (saved >= 0)

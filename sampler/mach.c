@@ -426,9 +426,7 @@ static void sleep_until(uint64_t deadline)
 			return;
 		uint64_t until = deadline - now > MACH_SLEEP_SLICE_NS ? now + MACH_SLEEP_SLICE_NS
 								      : deadline;
-		struct timespec ts = { (time_t)(until / 1000000000ull),
-				       (long)(until % 1000000000ull) };
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		plat_sleep_until_ns(until);
 	}
 }
 

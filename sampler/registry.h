@@ -1,10 +1,10 @@
 /* registry.h - every thread of the process, from creation to exit, for suspend samplers.
  *
  * Threads register themselves, from their own context, before their start routine runs:
- *   Linux:  this file's pthread_create() wraps the start routine (real one via
+ *   Linux:  registry_linux.c's pthread_create() wraps the start routine (real one via
  *           dlsym(RTLD_NEXT)); exit is caught by the wrapper's return and, for
  *           pthread_exit(), by a pthread key destructor.
- *   Darwin: pthread_introspection_hook_install (thread_ctl_mach.c), chaining the old hook.
+ *   Darwin: pthread_introspection_hook_install (thread_ctl_darwin.c), chaining the old hook.
  * The main thread is registered by the sampler's start (registry_add_self()).
  *
  * The registry is a fixed array of entries, each with an atomic state and a generation.

@@ -1,7 +1,8 @@
 /* sampler.h - the interface every sampler under test implements.
  *
- * A sampler is one file exposing one `const struct sampler`, plus one line in the table in
- * sampler/table.c. The harness calls, inside a fresh child process per run:
+ * A sampler is one file exposing one `const struct sampler`, plus one line in the table of
+ * its platform (sampler/table_linux.c, table_darwin.c). The harness calls, inside a fresh
+ * child process per run:
  *   available() -> start(cfg, sink) -> [workload runs; thread_start/thread_stop hooks]
  *   -> stop() -> stats()
  * Samples go to the preallocated sink; stats() reports the sampler's own counters. */
@@ -83,6 +84,9 @@ struct sampler {
 	void (*thread_start)(int index);
 	void (*thread_stop)(int index);
 };
+
+/* The platform's table of samplers, NULL-terminated (table_linux.c, table_darwin.c). */
+extern const struct sampler *const sb_sampler_table[];
 
 /* The table of samplers. Returns the sampler named `name`, or NULL. */
 const struct sampler *sampler_find(const char *name);

@@ -1,10 +1,7 @@
 /* threads.c - the tid -> slot table and per-thread stack bounds. */
 #include "threads.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "sampler.h"
 
@@ -14,26 +11,27 @@ __thread struct sb_stack_bounds sb_self_bounds SB_TLS;
 /* Live workload threads by slot. Churn reuses slots, so a slot holds the latest tid. */
 static _Atomic pid_t slot_tid[SB_MAX_THREADS];
 
+static int (*_Atomic slot_resolver)(uint64_t pc);
+
+void sb_set_slot_resolver(int (*resolve)(uint64_t pc))
+{
+	atomic_store(&slot_resolver, resolve);
+}
+
+int sb_slot_of_frame_pc(uint64_t pc)
+{
+	int (*resolve)(uint64_t) = atomic_load_explicit(&slot_resolver, memory_order_acquire);
+	return resolve ? resolve(pc) : -1;
+}
+
 pid_t sb_gettid(void)
 {
-	return (pid_t)syscall(SYS_gettid);
+	return plat_gettid();
 }
 
 int sb_stack_bounds_self(struct sb_stack_bounds *b)
 {
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return -1;
-	int rc = pthread_attr_getstack(&attr, &addr, &size);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
-		return -1;
-	b->lo = (uintptr_t)addr;
-	b->hi = (uintptr_t)addr + size;
-	return 0;
+	return plat_stack_bounds_self(&b->lo, &b->hi);
 }
 
 void sb_thread_begin(int index)

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define WL_CHURN_DEFAULT 2000
@@ -33,7 +34,7 @@ static uint64_t churn_mix(uint64_t x)
 }
 
 /* One short-lived OS thread: works its drawn lifetime (at least one unit). */
-static __attribute__((noinline, noclone)) void churn_child(struct wl_ctx *ctx, int index)
+static __attribute__((PLAT_DISTINCT_FN)) void churn_child(struct wl_ctx *ctx, int index)
 {
 	struct churn *c = ctx->priv;
 	uint32_t k = atomic_fetch_add(&c->started[index], 1);

@@ -11,6 +11,7 @@
  * has depth + 7 frames with pthread's own (wl_unit is invisible to frame-pointer walks:
  * the slot leaf has no frame record). Above SB_MAX_FRAMES (256) every sample from the
  * bottom must be flagged truncated. */
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define DEEP_DEFAULT 200
@@ -18,7 +19,7 @@
 #define DEEP_MAX 2000
 #define DEEP_NFUNCS 8
 
-#define DEEP_ATTR __attribute__((noinline, noclone, no_icf))
+#define DEEP_ATTR __attribute__((PLAT_DISTINCT_FN))
 
 typedef uint64_t (*deep_fn)(struct wl_ctx *ctx, int index, uint32_t n);
 static const deep_fn deep_fns[DEEP_NFUNCS];

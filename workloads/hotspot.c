@@ -7,11 +7,12 @@
  * thousands of iterations. Truth: func_share in the workload (0.6, 0.3, 0.1) and per slot
  * func_ops[k], the iterations each function did. Each result is checked against the
  * reference, so a sampler corrupting registers shows in checksum_errors. */
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define HOT_ITERS 2000
 
-#define HOT_ATTR __attribute__((noinline, noclone, no_icf))
+#define HOT_ATTR __attribute__((PLAT_DISTINCT_FN))
 
 /* GCC gives leaf functions no frame record even with -fno-omit-frame-pointer, and a walk
  * from a frameless leaf skips its caller. The call to hot_keep() after the loop makes the

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define MLK_SLOTS 64
@@ -50,7 +51,7 @@ static int mlk_check(const struct mlk_block *b)
  * own so that a walk from a frameless libc entry point loses this frame, not
  * malloclock_thread (walks from inside the allocator's internals may fail anyway: glibc is
  * built without frame pointers). */
-static __attribute__((noinline, noclone)) void mlk_replace(struct wl_truth *t,
+static __attribute__((PLAT_DISTINCT_FN)) void mlk_replace(struct wl_truth *t,
 							    struct mlk_block *b, uint64_t *x)
 {
 	if (b->p) {
@@ -70,7 +71,7 @@ static __attribute__((noinline, noclone)) void mlk_replace(struct wl_truth *t,
 	atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
 }
 
-static __attribute__((noinline, noclone)) void malloclock_thread(struct wl_ctx *ctx, int index)
+static __attribute__((PLAT_DISTINCT_FN)) void malloclock_thread(struct wl_ctx *ctx, int index)
 {
 	struct wl_truth *t = &ctx->truth[index];
 	struct mlk_block blocks[MLK_SLOTS];

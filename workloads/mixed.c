@@ -5,7 +5,8 @@
  * blocks reading its pipe, which a helper thread feeds one byte every MIXED_FEED_NS.
  * Truth: cpu_ns as usual, offcpu_ns = wall time spent inside the sleep and the read.
  *
- * The sleep and the read issue their syscall themselves (inline `syscall` on x86_64), so
+ * The sleep and the read issue their syscall themselves (inline `syscall` on x86_64 Linux,
+ * platform/linux/inline.h; Darwin goes through libSystem, docs/darwin.md), so
  * while a thread is off-CPU its leaf is mixed_sleep or mixed_block, not a frameless libc
  * wrapper that would hide them from a frame-pointer walk: the offcpu_sample_fraction
  * metric classifies samples by that leaf. A CPU-time sampler should put (almost) no
@@ -14,7 +15,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,50 +31,26 @@ struct mixed {
 	_Atomic int stop;
 };
 
-#if defined(__x86_64__)
-static inline long mixed_syscall4(long n, long a, long b, long c, long d)
-{
-	register long r10 __asm__("r10") = d;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-#else
-/* Elsewhere the libc wrapper is the leaf: offcpu_sample_fraction then depends on the
- * walker recovering its caller. */
-static inline long mixed_syscall4(long n, long a, long b, long c, long d)
-{
-	long ret = syscall(n, a, b, c, d);
-	return ret < 0 ? -errno : ret;
-}
-#endif
 
 /* Sleeps until `until_ns` (CLOCK_MONOTONIC); counts interruptions. */
-static __attribute__((noinline, noclone)) void mixed_sleep(struct wl_truth *t, uint64_t until_ns)
+static __attribute__((PLAT_DISTINCT_FN)) void mixed_sleep(struct wl_truth *t, uint64_t until_ns)
 {
-	struct timespec ts = { (time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull) };
-	long rc;
-
-	while ((rc = mixed_syscall4(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME,
-				    (long)&ts, 0)) == -EINTR)
+	while (plat_leaf_sleep_until(until_ns) == -EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
 /* Blocks until the helper's next byte(s) arrive; returns bytes read, 0 at EOF. */
-static __attribute__((noinline, noclone)) long mixed_block(struct wl_truth *t, int fd)
+static __attribute__((PLAT_DISTINCT_FN)) long mixed_block(struct wl_truth *t, int fd)
 {
 	char buf[64];
 	long rc;
 
-	while ((rc = mixed_syscall4(SYS_read, fd, (long)buf, sizeof(buf), 0)) == -EINTR)
+	while ((rc = plat_leaf_read(fd, buf, sizeof(buf))) == -EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 	return rc;
 }
 
-static __attribute__((noinline, noclone)) void mixed_thread(struct wl_ctx *ctx, int index)
+static __attribute__((PLAT_DISTINCT_FN)) void mixed_thread(struct wl_ctx *ctx, int index)
 {
 	struct mixed *m = ctx->priv;
 	struct wl_truth *t = &ctx->truth[index];
@@ -108,8 +84,7 @@ static void *mixed_helper(void *p)
 	sb_thread_begin(-1);
 	while (!atomic_load(&m->stop)) {
 		next += MIXED_FEED_NS;
-		struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		plat_sleep_until_ns(next);
 		for (int i = 0; i < ctx->threads; i++) {
 			char c = 1;
 			if (write(m->fds[i][1], &c, 1) < 0 && errno != EAGAIN)
@@ -128,7 +103,7 @@ static int mixed_setup(struct wl_ctx *ctx)
 	if (!m)
 		return -1;
 	for (i = 0; i < ctx->threads && i < SB_MAX_THREADS; i++) {
-		if (pipe2(m->fds[i], O_CLOEXEC) != 0)
+		if (plat_pipe_cloexec(m->fds[i]) != 0)
 			goto fail;
 		fcntl(m->fds[i][1], F_SETFL, O_NONBLOCK);
 	}

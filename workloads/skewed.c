@@ -3,12 +3,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define SKEWED_UNITS_PER_STEP 4
 
 struct skewed {
-	pthread_barrier_t barrier;
+	plat_barrier_t barrier;
 	_Atomic int stop;
 };
 
@@ -17,7 +18,7 @@ static int skewed_setup(struct wl_ctx *ctx)
 	struct skewed *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
-	if (pthread_barrier_init(&s->barrier, NULL, (unsigned)ctx->threads) != 0) {
+	if (plat_barrier_init(&s->barrier, (unsigned)ctx->threads) != 0) {
 		free(s);
 		return -1;
 	}
@@ -28,7 +29,7 @@ static int skewed_setup(struct wl_ctx *ctx)
 static void skewed_teardown(struct wl_ctx *ctx)
 {
 	struct skewed *s = ctx->priv;
-	pthread_barrier_destroy(&s->barrier);
+	plat_barrier_destroy(&s->barrier);
 	free(s);
 	ctx->priv = NULL;
 }
@@ -41,9 +42,9 @@ static void skewed_thread(struct wl_ctx *ctx, int index)
 	for (;;) {
 		for (int u = 0; u < (index + 1) * SKEWED_UNITS_PER_STEP; u++)
 			wl_unit(ctx, index);
-		if (pthread_barrier_wait(&s->barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+		if (plat_barrier_wait(&s->barrier) == PLAT_BARRIER_SERIAL)
 			atomic_store(&s->stop, sb_now_ns() >= ctx->deadline_ns);
-		pthread_barrier_wait(&s->barrier);
+		plat_barrier_wait(&s->barrier);
 		if (atomic_load(&s->stop))
 			break;
 	}

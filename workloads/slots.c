@@ -10,9 +10,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../sampler/threads.h"
 #include "workload.h"
 
-#define SLOT_ATTR __attribute__((noinline, noclone, no_icf, used, section("sb_slots")))
+#define SLOT_ATTR __attribute__((PLAT_DISTINCT_FN, used, PLAT_CODE_SECTION("sb_slots")))
 
 /* xorshift64: cheap, register-only work whose result a register corruption would change. */
 #define SLOT_BODY                                                                        \
@@ -58,7 +59,8 @@ typedef uint64_t (*slot_fn)(uint64_t, uint64_t);
 static const slot_fn slot_fns[SB_MAX_THREADS] = { E8(0), E8(1), E8(2), E8(3),
 						   E8(4), E8(5), E8(6), E8(7) };
 
-extern const char __start_sb_slots[], __stop_sb_slots[];
+extern const char __start_sb_slots[] PLAT_SECTION_START("sb_slots");
+extern const char __stop_sb_slots[] PLAT_SECTION_STOP("sb_slots");
 
 /* Ranges of the leaves [0, 64) and of the entries [64, 128). */
 static uint64_t slot_lo[2 * SB_MAX_THREADS], slot_hi[2 * SB_MAX_THREADS];
@@ -137,6 +139,13 @@ int wl_slot_frame_of_pc(uint64_t pc)
 		if (pc >= slot_lo[i] && pc < slot_hi[i])
 			return i - SB_MAX_THREADS;
 	return -1;
+}
+
+/* Samplers recover slots through the sampler layer's resolver (threads.h), never by
+ * including workload headers. */
+__attribute__((constructor)) static void install_slot_resolver(void)
+{
+	sb_set_slot_resolver(wl_slot_frame_of_pc);
 }
 
 void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi)

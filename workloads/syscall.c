@@ -1,7 +1,8 @@
 /* syscall.c - tight loops of interruptible syscalls, counting every disturbance.
  *
  * Each round a thread does nanosleep(SYS_WAIT_NS), writes and reads back a block on its
- * own pipe, waits on a futex that nobody wakes (timeout SYS_WAIT_NS) and calls select()
+ * own pipe, waits on a futex that nobody wakes (timeout SYS_WAIT_NS; Darwin: an empty
+ * kevent wait, platform.h) and calls select()
  * with no descriptors (same timeout). nanosleep, futex with a timeout and select return
  * EINTR when a signal handler runs, even under SA_RESTART; a pipe read or write of at most
  * PIPE_BUF bytes is never short. Truth with no sampler: eintr = short_io = 0, so every
@@ -9,14 +10,13 @@
  * short_io_per_1k_samples). ops counts rounds. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../platform/platform.h"
 #include "workload.h"
 
 #define SYS_WAIT_NS 20000
@@ -56,7 +56,7 @@ static void syscall_io(struct wl_truth *t, int fds[2])
 /* One round. A function of its own so that syscall_thread stays visible to frame-pointer
  * walks: a sample in a frameless libc wrapper loses the wrapper's caller (this function),
  * not syscall_thread. */
-static __attribute__((noinline, noclone)) void syscall_round(struct syscall_wl *s,
+static __attribute__((PLAT_DISTINCT_FN)) void syscall_round(struct syscall_wl *s,
 							      struct wl_truth *t, int index)
 {
 	const struct timespec wait = { 0, SYS_WAIT_NS };
@@ -66,9 +66,7 @@ static __attribute__((noinline, noclone)) void syscall_round(struct syscall_wl *
 
 	syscall_io(t, s->fds[index]);
 
-	struct timespec ft = wait;
-	if (syscall(SYS_futex, &s->futex_word[index], FUTEX_WAIT_PRIVATE, 0, &ft, NULL, 0) != 0 &&
-	    errno == EINTR)
+	if (plat_wait_word(&s->futex_word[index], 0, SYS_WAIT_NS) == -EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 
 	struct timeval tv = { 0, SYS_WAIT_NS / 1000 };
@@ -76,7 +74,7 @@ static __attribute__((noinline, noclone)) void syscall_round(struct syscall_wl *
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
-static __attribute__((noinline, noclone)) void syscall_thread(struct wl_ctx *ctx, int index)
+static __attribute__((PLAT_DISTINCT_FN)) void syscall_thread(struct wl_ctx *ctx, int index)
 {
 	struct syscall_wl *s = ctx->priv;
 	struct wl_truth *t = &ctx->truth[index];
@@ -95,7 +93,7 @@ static int syscall_setup(struct wl_ctx *ctx)
 	if (!s)
 		return -1;
 	for (i = 0; i < ctx->threads && i < SB_MAX_THREADS; i++)
-		if (pipe2(s->fds[i], O_CLOEXEC) != 0)
+		if (plat_pipe_cloexec(s->fds[i]) != 0)
 			goto fail;
 	ctx->priv = s;
 	return 0;

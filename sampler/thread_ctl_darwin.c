@@ -1,17 +1,15 @@
-/* thread_ctl_mach.c - suspend / get state / resume on Darwin with Mach thread calls, and
+/* thread_ctl_darwin.c - suspend / get state / resume on Darwin with Mach thread calls, and
  * the registry's thread discovery (pthread introspection hook).
  *
- * UNTESTED: nothing on the Linux build host compiles this file (the Makefile skips
- * *_mach.c). It is written against the macOS SDK headers and kept plain; see
- * docs/mach.md for what has to be checked on a Mac before trusting it.
+ * Darwin build only. Compiled and linked for aarch64-macos and x86_64-macos by
+ * `make darwin-check` on Linux; it runs only on a Mac (CI's macos-14 job), never here.
+ * See docs/darwin.md.
  *
  * Darwin stops a thread synchronously: tc_poll() does the thread_suspend() and returns
  * TC_PARKED at once, so the sampler handles one thread at a time (suspend, walk, resume)
  * and no thread waits, suspended, for another one's walk. There is no rendezvous: the
  * doorbell and the request deadline are unused, and a suspended thread does not run, so
  * idle skip compares CPU times exactly. */
-#ifdef __APPLE__
-
 #include "thread_ctl.h"
 
 #include <mach/mach.h>
@@ -33,6 +31,15 @@ static void introspection_hook(unsigned int event, pthread_t thread, void *addr,
 		registry_remove_self();
 	if (prev_hook)
 		prev_hook(event, thread, addr, size);
+}
+
+/* No interposition on Darwin (two-level namespaces): the hook registers every thread, so
+ * the raw create is the plain one and the sampler thread is registered too; mach.c skips
+ * its own tid (both from plat_gettid()). */
+int registry_pthread_create_raw(pthread_t *t, const pthread_attr_t *attr,
+				void *(*fn)(void *), void *arg)
+{
+	return pthread_create(t, attr, fn, arg);
 }
 
 /* Installed before main() so every thread is seen from its creation. */
@@ -242,5 +249,3 @@ uint64_t tc_eintr_caused(void)
 {
 	return 0; /* thread_suspend() does not interrupt system calls */
 }
-
-#endif

@@ -1,0 +1,143 @@
+/* symbolize_linux.c - symbolizer_new/symbolize on Linux: libdw for user space (static
+ * functions too: .symtab), /proc/kallsyms for the kernel. */
+#include "symbolize.h"
+
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ksym {
+	uint64_t addr;
+	char name[SB_SYM_FUNC_LEN];
+};
+
+struct sb_symbolizer {
+	Dwfl *dwfl;
+	struct ksym *ksyms;
+	size_t nksyms;
+	int ksyms_loaded; /* kallsyms is large: read on the first kernel PC only */
+};
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Loads text symbols of /proc/kallsyms; all-zero addresses mean kptr_restrict hides them. */
+static void load_kallsyms(struct sb_symbolizer *s)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || addr == 0)
+			continue;
+		if (type != 't' && type != 'T')
+			continue;
+		if (s->nksyms == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			struct ksym *k = realloc(s->ksyms, ncap * sizeof(*k));
+			if (!k)
+				break;
+			s->ksyms = k;
+			cap = ncap;
+		}
+		s->ksyms[s->nksyms].addr = addr;
+		snprintf(s->ksyms[s->nksyms].name, SB_SYM_FUNC_LEN, "%.127s", name);
+		s->nksyms++;
+	}
+	fclose(f);
+	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
+}
+
+struct sb_symbolizer *symbolizer_new(void)
+{
+	struct sb_symbolizer *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->dwfl = dwfl_begin(&proc_callbacks);
+	if (s->dwfl) {
+		dwfl_report_begin(s->dwfl);
+		if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0) {
+			dwfl_end(s->dwfl);
+			s->dwfl = NULL;
+		} else {
+			dwfl_report_end(s->dwfl, NULL, NULL);
+		}
+	}
+	return s;
+}
+
+void symbolizer_free(struct sb_symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	free(s->ksyms);
+	free(s);
+}
+
+static int kernel_symbol(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
+{
+	snprintf(out->module, sizeof(out->module), "[kernel]");
+	if (!s->ksyms_loaded) {
+		s->ksyms_loaded = 1;
+		load_kallsyms(s);
+	}
+	size_t lo = 0, hi = s->nksyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ksyms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	snprintf(out->function, sizeof(out->function), "%s", s->ksyms[lo - 1].name);
+	out->offset = pc - s->ksyms[lo - 1].addr;
+	return 1;
+}
+
+int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	snprintf(out->module, sizeof(out->module), "?");
+	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+	if (pc >= 0xffff800000000000ull)
+		return kernel_symbol(s, pc, out);
+	if (!s->dwfl)
+		return 0;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, (Dwarf_Addr)pc);
+	if (!mod)
+		return 0;
+	const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (mname) {
+		const char *base = strrchr(mname, '/');
+		snprintf(out->module, sizeof(out->module), "%s", base ? base + 1 : mname);
+	}
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, (GElf_Addr)pc, &off, &sym, NULL, NULL, NULL);
+	if (!name)
+		return 0;
+	snprintf(out->function, sizeof(out->function), "%s", name);
+	out->offset = off;
+	return 1;
+}

@@ -1,0 +1,228 @@
+/* test_platform.c - the platform layer (platform/platform.h) on the platform it was built
+ * for: the same assertions hold for platform/linux.c and platform/darwin.c (this program
+ * runs in `make check` on Linux and on the macos-14 CI job). Also the sampler layer's slot
+ * resolver, which the workload layer installs (gperftools attributes through it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../platform/platform.h"
+#include "../sampler/sample.h"
+#include "../sampler/threads.h"
+#include "../workloads/workload.h"
+
+static void *report_tid(void *arg)
+{
+	*(pid_t *)arg = plat_gettid();
+	return NULL;
+}
+
+/* Thread ids are per thread, stable within one, and not the process id of a thread. */
+static void test_gettid(void **state)
+{
+	(void)state;
+	pthread_t t;
+	pid_t other = 0, me = plat_gettid();
+
+	assert_int_equal(plat_gettid(), me);
+	assert_int_equal(pthread_create(&t, NULL, report_tid, &other), 0);
+	pthread_join(t, NULL);
+	assert_int_not_equal(other, 0);
+	assert_int_not_equal(other, me);
+}
+
+static void *bounds_of_thread(void *arg)
+{
+	uintptr_t *b = arg;
+	volatile char local = 0;
+
+	b[2] = (uintptr_t)&local;
+	b[3] = (uintptr_t)plat_stack_bounds_self(&b[0], &b[1]);
+	return NULL;
+}
+
+/* The bounds contain a local variable of the thread that asked, for the main thread and
+ * for a created one. */
+static void test_stack_bounds(void **state)
+{
+	(void)state;
+	uintptr_t lo, hi, b[4] = { 0, 0, 0, 1 };
+	volatile char local = 0;
+	pthread_t t;
+
+	assert_int_equal(plat_stack_bounds_self(&lo, &hi), 0);
+	assert_true(lo < (uintptr_t)&local && (uintptr_t)&local < hi);
+	assert_int_equal(pthread_create(&t, NULL, bounds_of_thread, b), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(b[3], 0);
+	assert_true(b[0] < b[2] && b[2] < b[1]);
+	assert_true(b[1] - b[0] >= 16384);
+}
+
+/* Sleeps reach the deadline (never wake early without a signal) and return at once when
+ * it is past. */
+static void test_sleep_until(void **state)
+{
+	(void)state;
+	uint64_t t0 = sb_now_ns();
+
+	plat_sleep_until_ns(t0 + 20000000ull);
+	uint64_t t1 = sb_now_ns();
+	assert_true(t1 >= t0 + 20000000ull);
+	assert_true(t1 < t0 + 2000000000ull);
+	plat_sleep_until_ns(t0); /* in the past */
+	assert_true(sb_now_ns() - t1 < 100000000ull);
+	assert_int_equal(plat_leaf_sleep_until(sb_now_ns() + 5000000ull), 0);
+}
+
+/* Both ends close-on-exec, and the pipe carries bytes. */
+static void test_pipe_cloexec(void **state)
+{
+	(void)state;
+	int fds[2];
+	char c = 0;
+
+	assert_int_equal(plat_pipe_cloexec(fds), 0);
+	assert_true(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl(fds[1], F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	assert_int_equal(plat_leaf_read(fds[0], &c, 1), 1);
+	assert_int_equal(c, 'x');
+	close(fds[1]);
+	assert_int_equal(plat_leaf_read(fds[0], &c, 1), 0); /* EOF */
+	close(fds[0]);
+	assert_int_equal(plat_leaf_read(-1, &c, 1), -EBADF);
+}
+
+/* An anonymous file: close-on-exec, written and read back at offset 0. */
+static void test_anon_fd(void **state)
+{
+	(void)state;
+	char buf[8] = { 0 };
+	int fd = plat_anon_fd("sampbench-test");
+
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 5);
+	assert_string_equal(buf, "hello");
+	close(fd);
+}
+
+static void test_signal_name_and_exe(void **state)
+{
+	(void)state;
+	char exe[4096];
+
+	assert_string_equal(plat_signal_name(SIGKILL), "KILL");
+	assert_string_equal(plat_signal_name(SIGSEGV), "SEGV");
+	assert_null(plat_signal_name(-1));
+	int n = plat_self_exe(exe, sizeof(exe));
+	assert_true(n > 0);
+	assert_int_equal((int)strlen(exe), n);
+	assert_non_null(strstr(exe, "test_platform"));
+	assert_int_equal(plat_self_exe(exe, 2), -1); /* does not fit */
+}
+
+/* A word that differs is not waited on; one that matches times out. */
+static void test_wait_word(void **state)
+{
+	(void)state;
+	_Atomic uint32_t word = 1;
+
+	assert_int_equal(plat_wait_word(&word, 0, 1000000ull), -EAGAIN);
+	uint64_t t0 = sb_now_ns();
+	assert_int_equal(plat_wait_word(&word, 1, 2000000ull), -ETIMEDOUT);
+	assert_true(sb_now_ns() - t0 >= 1000000ull);
+}
+
+#define BAR_THREADS 4
+#define BAR_ROUNDS 200
+
+static plat_barrier_t bar;
+static _Atomic int serials, arrived[BAR_ROUNDS];
+static _Atomic int order_errors;
+
+/* Each round: count in, wait, check everyone counted in this round, wait again. */
+static void *barrier_thread(void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < BAR_ROUNDS; r++) {
+		atomic_fetch_add(&arrived[r], 1);
+		if (plat_barrier_wait(&bar) == PLAT_BARRIER_SERIAL)
+			atomic_fetch_add(&serials, 1);
+		if (atomic_load(&arrived[r]) != BAR_THREADS)
+			atomic_fetch_add(&order_errors, 1);
+		plat_barrier_wait(&bar);
+	}
+	return NULL;
+}
+
+/* Nobody passes before all arrived, and exactly one thread per wait is the serial one. */
+static void test_barrier(void **state)
+{
+	(void)state;
+	pthread_t t[BAR_THREADS];
+
+	assert_int_equal(plat_barrier_init(&bar, BAR_THREADS), 0);
+	for (int i = 0; i < BAR_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, barrier_thread, NULL), 0);
+	for (int i = 0; i < BAR_THREADS; i++)
+		pthread_join(t[i], NULL);
+	plat_barrier_destroy(&bar);
+	assert_int_equal(atomic_load(&order_errors), 0);
+	assert_int_equal(atomic_load(&serials), BAR_ROUNDS);
+}
+
+/* x86_64 has no pointer authentication: identity. arm64: a plain address is unchanged
+ * (XPACLRI only clears PAC bits). */
+static void test_strip_code_ptr(void **state)
+{
+	(void)state;
+	uintptr_t pc = (uintptr_t)&test_strip_code_ptr;
+
+	assert_int_equal(plat_strip_code_ptr(pc), pc);
+	assert_int_equal(plat_strip_code_ptr(0), 0);
+}
+
+/* The workload layer installs the resolver: a PC in slot 5's leaf names slot 5; other
+ * code names none. */
+static void test_slot_resolver(void **state)
+{
+	(void)state;
+	uint64_t lo, hi;
+
+	wl_slot_range(5, &lo, &hi);
+	assert_true(lo < hi);
+	assert_int_equal(sb_slot_of_frame_pc(lo), 5);
+	assert_int_equal(sb_slot_of_frame_pc(hi - 1), 5);
+	assert_int_equal(sb_slot_of_frame_pc((uint64_t)(uintptr_t)&test_slot_resolver), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gettid),
+		cmocka_unit_test(test_stack_bounds),
+		cmocka_unit_test(test_sleep_until),
+		cmocka_unit_test(test_pipe_cloexec),
+		cmocka_unit_test(test_anon_fd),
+		cmocka_unit_test(test_signal_name_and_exe),
+		cmocka_unit_test(test_wait_word),
+		cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_strip_code_ptr),
+		cmocka_unit_test(test_slot_resolver),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
