@@ -1,0 +1,231 @@
+/* calibrate.c - this host's floors (calibrate.h): the portable part. The system call,
+ * the thread CPU clock and the suspend primitives of thread_ctl.h (the Linux signal
+ * rendezvous, Darwin's thread_suspend) are timed here; calibrate_linux.c and
+ * calibrate_darwin.c time what only their platform has. Each mechanism is timed with
+ * sb_now_ns() around the primitive itself, a few hundred times:
+ *   syscall            getppid(2)
+ *   thread_cpu_clock   clock_gettime(CLOCK_THREAD_CPUTIME_ID), what mach reads per thread
+ *   futex_cross        FUTEX_WAKE -> partner wakes -> FUTEX_WAKE back, threads on two CPUs
+ *   futex_same         the same round trip with both threads on one CPU
+ *   signal_cross       tgkill(2) to a thread spinning on another CPU until its handler runs
+ *   rendezvous_stop    mach's stop (thread_ctl.h) of one busy thread: request -> parked
+ *   rendezvous_window  request -> released (the sampler's view: mach's suspend window)
+ *   rendezvous         request -> parked -> released -> the thread runs its own code again
+ *   ptrace_interrupt   PTRACE_INTERRUPT -> stop seen by waitpid -> PTRACE_CONT returned
+ * The rendezvous uses the production code (spin budget included) with an empty walk and
+ * the sampler's scheduling class, so it is the floor of the mach sampler on this host. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analysis/metrics.h"
+#include "../sampler/sample.h"
+#include "../sampler/thread_ctl.h"
+#include "../sampler/threads.h"
+#include "calibrate_int.h"
+
+#define CAL_RT_PRIORITY 10  /* the mach sampler's SCHED_FIFO priority */
+
+void cal_gap(uint64_t ns)
+{
+	struct timespec ts = { 0, (long)ns };
+	nanosleep(&ts, NULL);
+}
+
+static void time_syscall(struct cal_series *s)
+{
+	for (int i = 0; i < CAL_FAST_REPS; i++) {
+		uint64_t t0 = sb_now_ns();
+		(void)getppid();
+		s->v[s->n++] = (double)(sb_now_ns() - t0);
+	}
+}
+
+static void time_thread_clock(struct cal_series *s)
+{
+	for (int i = 0; i < CAL_FAST_REPS; i++) {
+		uint64_t t0 = sb_now_ns();
+		(void)sb_thread_cpu_ns();
+		s->v[s->n++] = (double)(sb_now_ns() - t0);
+	}
+}
+
+/* A busy thread for the rendezvous: bound to park, publishes that it runs. */
+static struct {
+	_Atomic int stop;
+	_Atomic pid_t tid;
+	_Atomic uint64_t alive_ns;
+} busy;
+
+static void *spinner(void *arg)
+{
+	tc_attach_self(arg, 1);
+	atomic_store(&busy.tid, sb_gettid());
+	while (!atomic_load_explicit(&busy.stop, memory_order_relaxed))
+		atomic_store_explicit(&busy.alive_ns, sb_now_ns(), memory_order_relaxed);
+	return NULL;
+}
+
+/* --- the rendezvous of thread_ctl.h, empty walk ------------------------------------- */
+
+struct rdv_out {
+	struct cal_series *stop, *window, *run;
+};
+
+static void *rendezvous_sampler(void *arg)
+{
+	struct rdv_out *o = arg;
+	struct tc_park park;
+	pthread_t t;
+
+	struct sched_param sp = { .sched_priority = CAL_RT_PRIORITY };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* as mach, when permitted */
+	memset(&park, 0, sizeof(park));
+	atomic_store(&busy.stop, 0);
+	atomic_store(&busy.tid, 0);
+	if (pthread_create(&t, NULL, spinner, &park) != 0)
+		return NULL;
+	while (atomic_load(&busy.tid) == 0)
+		sched_yield();
+	for (int i = 0; i < CAL_RT_REPS; i++) {
+		struct tc_target g = { .park = &park, .tid = atomic_load(&busy.tid), .ident = 1 };
+		struct sb_regs regs;
+		uint64_t parked_ns = 0;
+
+		cal_gap(CAL_GAP_NS);
+		int my_cpu = tc_begin_tick(0, 0);
+		if (tc_request(&g) != TC_PENDING)
+			continue;
+		g.deadline_ns = g.req_ns + TC_TIMEOUT_NS;
+		int r;
+		while ((r = tc_poll(&g)) == TC_PENDING) {
+			uint32_t bell = tc_doorbell();
+			if (sb_now_ns() >= g.deadline_ns) {
+				r = tc_cancel(&g);
+				break;
+			}
+			int cpu = tc_park_cpu(&park);
+			if (tc_poll(&g) == TC_PENDING)
+				tc_wait_spin(bell, g.deadline_ns, cpu >= 0 && cpu != my_cpu);
+		}
+		if (r != TC_PARKED)
+			continue;
+		tc_get_state(&g, &regs, &parked_ns);
+		tc_resume(&g);
+		uint64_t released = sb_now_ns(), deadline = released + 100000000ull, alive;
+		while ((alive = atomic_load(&busy.alive_ns)) <= released && sb_now_ns() < deadline)
+			;
+		o->stop->v[o->stop->n++] = (double)(parked_ns - g.req_ns);
+		o->window->v[o->window->n++] = (double)(released - g.req_ns);
+		o->run->v[o->run->n++] = (double)(alive - g.req_ns);
+	}
+	atomic_store(&busy.stop, 1);
+	pthread_join(t, NULL);
+	return NULL;
+}
+
+static void time_rendezvous(struct rdv_out *o)
+{
+	pthread_t t;
+
+	if (tc_init() != 0) {
+		snprintf(o->run->reason, sizeof(o->run->reason), "cannot install handler");
+		return;
+	}
+	if (pthread_create(&t, NULL, rendezvous_sampler, o) == 0)
+		pthread_join(t, NULL);
+	tc_fini();
+}
+
+/* --- rows and facts ------------------------------------------------------------------- */
+
+static void add_row(struct sb_host *h, struct cal_series *s, const char *phase)
+{
+	struct sb_calib_row *row;
+
+	if (h->ncalib >= SB_CALIB_MAX)
+		return;
+	row = &h->calib[h->ncalib++];
+	memset(row, 0, sizeof(*row));
+	snprintf(row->name, sizeof(row->name), "%s", s->name);
+	snprintf(row->phase, sizeof(row->phase), "%s", phase);
+	snprintf(row->reason, sizeof(row->reason), "%s", s->reason);
+	row->n = s->n;
+	row->p50_ns = row->p99_ns = row->max_ns = NAN;
+	if (s->n == 0) {
+		if (!row->reason[0])
+			snprintf(row->reason, sizeof(row->reason), "no measurement completed");
+		return;
+	}
+	row->p50_ns = quantile(s->v, (size_t)s->n, 0.50);
+	row->p99_ns = quantile(s->v, (size_t)s->n, 0.99);
+	row->max_ns = quantile(s->v, (size_t)s->n, 1.0);
+	if (strcmp(phase, "start") == 0) {
+		char name[SB_NAME_LEN];
+		snprintf(name, sizeof(name), "%s_p50_ns", s->name);
+		host_fact_set(h, name, row->p50_ns);
+		snprintf(name, sizeof(name), "%s_p99_ns", s->name);
+		host_fact_set(h, name, row->p99_ns);
+		snprintf(name, sizeof(name), "%s_max_ns", s->name);
+		host_fact_set(h, name, row->max_ns);
+	}
+}
+
+int calibrate_host(struct sb_host *h, const char *phase)
+{
+	enum { SYSCALL, CLOCK, FUTEX_X, FUTEX_S, SIGNAL, RDV_STOP, RDV_WIN, RDV, PTRACE, NSERIES };
+	static const char *const names[NSERIES] = {
+		"syscall",	   "thread_cpu_clock", "futex_cross",	    "futex_same",
+		"signal_cross",	   "rendezvous_stop",  "rendezvous_window", "rendezvous",
+		"ptrace_interrupt",
+	};
+	struct cal_series *s = calloc(NSERIES, sizeof(*s));
+	int before = h->ncalib;
+
+	if (!s)
+		return 0;
+	for (int i = 0; i < NSERIES; i++)
+		s[i].name = names[i];
+	time_syscall(&s[SYSCALL]);
+	time_thread_clock(&s[CLOCK]);
+	calibrate_platform(&s[FUTEX_X], &s[FUTEX_S], &s[SIGNAL], &s[PTRACE]);
+	/* The spin budget comes from the futex floor, so the rendezvous is timed with the
+	 * budget the samplers will use. */
+	if (strcmp(phase, "start") == 0 && s[FUTEX_X].n > 0) {
+		struct sb_host tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		host_fact_set(&tmp, "futex_cross_p50_ns", quantile(s[FUTEX_X].v, (size_t)s[FUTEX_X].n, 0.5));
+		tc_set_spin_ns(calibrate_spin_budget(&tmp));
+	}
+	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV] };
+	time_rendezvous(&o);
+
+	for (int i = 0; i < NSERIES; i++)
+		add_row(h, &s[i], phase);
+	if (strcmp(phase, "start") == 0)
+		host_fact_set(h, "spin_budget_ns", (double)tc_spin_ns());
+	free(s);
+	return h->ncalib - before;
+}
+
+uint64_t calibrate_spin_budget(const struct sb_host *h)
+{
+	double f = host_fact(h, "futex_cross_p50_ns");
+
+	if (!(f > 0))
+		return TC_SPIN_DEFAULT_NS;
+	double b = 2.0 * f;
+	if (b < 10000.0)
+		b = 10000.0;
+	if (b > 150000.0)
+		b = 150000.0;
+	return (uint64_t)b;
+}
