@@ -100,17 +100,27 @@ endif
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
-# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against
-# results/baseline.h5 (budgets only without one): failed and warned checks on screen,
-# every check in <UTC>.gate.txt/.json/.junit.xml; exits 1 on a regression.
+# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against this
+# machine's baseline, results/baselines/<fingerprint>.h5 (budgets only without one):
+# failed and warned checks on screen, every check in <UTC>.gate.txt/.json/.junit.xml;
+# exits 1 on a regression. docs/bench.md.
 PROFILE ?= default
 bench: deps $(BIN)
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
 	$(BIN) bench --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
-	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
-	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
-	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
+	base=$$($(BIN) baseline --path) || exit 2; gb=; \
+	if [ -f "$$base" ]; then gb="--baseline $$base"; \
+	else echo "no baseline for this machine ($$base): budgets only ('make baseline' makes one of $$run.h5)"; fi; \
+	$(BIN) gate $$gb --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
 	rc=$$?; grep -v '^✓' $$run.gate.txt; echo "every check: $$run.gate.txt"; exit $$rc
+
+# FILE (default: the newest results/runs/*.h5) becomes this machine's baseline,
+# results/baselines/<fingerprint>.h5 (the previous one kept as .prev.h5).
+.PHONY: baseline
+baseline: deps $(BIN)
+	$(Q)f="$(FILE)"; [ -n "$$f" ] || f=$$(ls -t results/runs/*.h5 2>/dev/null | head -1); \
+	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
+	base=$$($(BIN) baseline --path) || exit 2; $(BIN) baseline --to "$$base" "$$f"
 
 # The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md).
 .PHONY: report
