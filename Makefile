@@ -104,12 +104,18 @@ fuzz:
 # machine's baseline, results/baselines/<fingerprint>.h5 (budgets only without one):
 # failed and warned checks on screen, every check in <UTC>.gate.txt/.json/.junit.xml;
 # exits 1 on a regression. docs/bench.md.
+# AB=REV: same-run A/B, REV's build (B) against this checkout's (A) in one file, gated B
+# vs A. SHARD=K/N: part K of N (results/runs/<UTC>-shardKofN.h5). RESUME=FILE.h5.tmp:
+# continue a killed bench.
 PROFILE ?= default
 bench: deps $(BIN)
-	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
-	$(BIN) bench --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ)$(if $(SHARD),-shard$(subst /,of,$(SHARD))); \
+	$(if $(RESUME),run=$(patsubst %.h5.tmp,%,$(RESUME));) \
+	$(BIN) bench $(if $(RESUME),--resume $(RESUME) $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE)),--profile $(PROFILE) -o $$run.h5) \
+	  $(if $(AB),--ab $(AB)) $(if $(SHARD),--shard $(SHARD)); rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	base=$$($(BIN) baseline --path) || exit 2; gb=; \
-	if [ -f "$$base" ]; then gb="--baseline $$base"; \
+	if [ -n "$(AB)" ]; then echo "A/B: the gate compares B ($(AB)) with A (this checkout) inside $$run.h5"; \
+	elif [ -f "$$base" ]; then gb="--baseline $$base"; \
 	else echo "no baseline for this machine ($$base): budgets only ('make baseline' makes one of $$run.h5)"; fi; \
 	$(BIN) gate $$gb --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
 	rc=$$?; grep -v '^✓' $$run.gate.txt; echo "every check: $$run.gate.txt"; exit $$rc
