@@ -192,6 +192,29 @@ static void test_baseline_paths(void **state)
 	expect_usage_error("unexpected argument", ARGS("baseline", "--path", "extra"));
 }
 
+/* bench's driver options: bad values are refused in one line before anything runs. */
+static void test_bench_driver_options(void **state)
+{
+	(void)state;
+	char tmp[700], other[700];
+	snprintf(tmp, sizeof(tmp), "%s/other.h5.tmp", tmpdir);
+	expect_usage_error("--resume wants the FILE.h5.tmp", ARGS("bench", "--resume", out_path));
+	expect_usage_error("exclude each other",
+			   ARGS("bench", "--resume", tmp, "-o", out_path));
+	expect_usage_error("--shard wants K/N", ARGS("bench", "--shard", "3/2", "-o", out_path));
+	expect_usage_error("unknown revision 'no-such-rev'",
+			   ARGS("bench", "--ab", "no-such-rev", "-o", out_path));
+	/* a file of another bench (no matrix identity) is refused */
+	char err[4096];
+	snprintf(other, sizeof(other), "%s/other.h5", tmpdir);
+	assert_int_equal(run(err, sizeof(err), ARGS("run", "-s", "none", "-w", "balanced", "-t",
+						     "1", "-d", "0.1", "-q", "-o", other)),
+			 0);
+	assert_int_equal(rename(other, tmp), 0);
+	expect_usage_error("cannot resume", ARGS("bench", "--profile", "quick", "--resume", tmp));
+	unlink(tmp);
+}
+
 static void test_help_is_not_an_error(void **state)
 {
 	(void)state;
@@ -218,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_existing_output_needs_force),
 		cmocka_unit_test(test_help_is_not_an_error),
 		cmocka_unit_test(test_baseline_paths),
+		cmocka_unit_test(test_bench_driver_options),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(tmpdir);
