@@ -42,5 +42,6 @@ int cmd_baseline(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

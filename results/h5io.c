@@ -1361,3 +1361,27 @@ int h5_append_run_host(struct sb_h5 *f, const struct sb_run *r, const struct sb_
 	f->host = own;
 	return ret;
 }
+
+/* Reads numeric root attribute name of path into *out. Returns 0, 1 when absent, or -1
+ * with one line in err when path cannot be opened. */
+int h5_read_attr_num(const char *path, const char *name, double *out, char *err,
+		     size_t errlen)
+{
+	char why[128];
+	hid_t file;
+	int ret;
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (access(path, R_OK) != 0) {
+		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (file < 0) {
+		seterr(err, errlen, "cannot open '%s': %s", path, h5_why(why));
+		return -1;
+	}
+	ret = attr_read_num(file, name, H5T_NATIVE_DOUBLE, out) == 0 ? 0 : 1;
+	H5Fclose(file);
+	return ret;
+}

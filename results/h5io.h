@@ -60,3 +60,7 @@ struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 			const struct sb_host *host, char *err, size_t errlen);
 /* h5_append_run() with the run group recording host instead of the file's. */
 int h5_append_run_host(struct sb_h5 *f, const struct sb_run *r, const struct sb_host *host);
+/* Reads numeric root attribute name (e.g. `schema_version`) of path. Returns 0, 1 when
+ * absent, -1 with one line in err when path cannot be opened. */
+int h5_read_attr_num(const char *path, const char *name, double *out, char *err,
+		     size_t errlen);
