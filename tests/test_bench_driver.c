@@ -135,6 +135,73 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	unload(&merged);
 }
 
+/* Runs bin with args, stdout into out. Returns the exit status. */
+static int run_out(char *out, size_t len, const char *const *args)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		const char *argv[32] = { bin };
+		for (int i = 0; args[i] && i < 30; i++)
+			argv[i + 1] = args[i];
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < len && (k = read(fds[0], out + n, len - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fds[0]);
+	return finish(pid);
+}
+
+/* history: the median per cell and file, the gate's failures marked, an SVG drawn. */
+static void test_history_table_and_plot(void **state)
+{
+	(void)state;
+	struct file w;
+	char out[8192], want[64];
+	double v[8];
+	size_t k = 0;
+
+	load(path("whole2.h5"), &w);
+	for (size_t i = 0; i < w.n; i++)
+		if (!strcmp(w.runs[i].sampler, "ctimer"))
+			v[k++] = w.runs[i].metrics.rate_accuracy;
+	unload(&w);
+	assert_int_equal(k, 2);
+	snprintf(want, sizeof(want), " %.4g!", (v[0] + v[1]) / 2);
+	FILE *g = fopen(path("whole2.gate.json"), "w");
+	assert_non_null(g);
+	fputs("{\n  \"verdict\": \"fail\",\n  \"results\": [\n    {\"kind\": \"budget\", "
+	      "\"state\": \"fail\", \"sampler\": \"ctimer\", \"workload\": \"balanced\", "
+	      "\"threads\": 1, \"hz\": 100, \"metric\": \"rate_accuracy\"}\n  ]\n}\n", g);
+	fclose(g);
+	assert_int_equal(run_out(out, sizeof(out),
+				 ARGS("history", "-m", "rate_accuracy", "-s", "ctimer", "--plot",
+				      path("h.svg"), path("whole.h5"), path("whole2.h5"))), 0);
+	assert_non_null(strstr(out, "ctimer/balanced/1t/100Hz"));
+	assert_null(strstr(out, "itimer/"));
+	assert_non_null(strstr(out, "FAIL"));
+	if (!strstr(out, want))
+		fail_msg("want '%s' in:\n%s", want, out);
+	FILE *svg = fopen(path("h.svg"), "r");
+	assert_non_null(svg);
+	char buf[4096] = "";
+	size_t n = fread(buf, 1, sizeof(buf) - 1, svg);
+	fclose(svg);
+	buf[n] = 0;
+	assert_int_equal(strncmp(buf, "<svg", 4), 0);
+	assert_non_null(strstr(buf, "stroke=\"red\"")); /* the failed value */
+	assert_int_equal(run(ARGS("history", "-m", "nope", path("whole.h5"))), 2);
+}
+
 static void test_killed_bench_resumes(void **state)
 {
 	(void)state;
@@ -188,6 +255,7 @@ int main(void)
 	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
+		cmocka_unit_test(test_history_table_and_plot),
 		cmocka_unit_test(test_killed_bench_resumes),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
