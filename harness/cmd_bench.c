@@ -13,6 +13,7 @@
 #include "ab.h"
 #include "cli.h"
 #include "matrix.h"
+#include "plugin.h"
 #include "version.h"
 #include "session.h"
 #include "show.h"
@@ -22,7 +23,8 @@
 
 static const char bench_usage[] =
 	"usage: sampbench bench [--profile NAME] [--matrix FILE] [-o FILE.h5] [--force]\n"
-	"                       [--ab REV] [--shard K/N] [--resume FILE.h5.tmp]\n"
+	"                       [--ab REV | --sampler A,B] [--shard K/N]\n"
+	"                       [--resume FILE.h5.tmp]\n"
 	"\n"
 	"Runs a profile of the bench matrix (samplers x workloads x threads x hz x\n"
 	"repetitions, each run in its own child under the watchdog) into FILE.h5 and prints\n"
@@ -38,6 +40,9 @@ static const char bench_usage[] =
 	"      --ab REV         same-run A/B: build REV in a temporary git worktree and run\n"
 	"                       it (B, the candidate) right after this build (A, the\n"
 	"                       reference) for every run; the gate compares B with A\n"
+	"  -s, --sampler A,B    A/B of two samplers (e.g. two builds of a plugin,\n"
+	"                       ./old.so,./new.so): each cell of the profile runs `none`,\n"
+	"                       A and B in place of the profile's samplers\n"
 	"      --shard K/N      run part K of N of the profile (whole cells, with their\n"
 	"                       `none` reference); `sampbench merge` joins the parts\n"
 	"      --resume FILE    continue the bench whose FILE.h5.tmp a kill left behind,\n"
@@ -55,6 +60,7 @@ static struct env {
 	const char *ab;
 	const char *shard;
 	const char *resume;
+	const char *pair;
 	int profile_set;
 } env;
 
@@ -154,6 +160,7 @@ static int parse_args(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "ab", required_argument, NULL, 'A' },
+		{ "sampler", required_argument, NULL, 's' },
 		{ "shard", required_argument, NULL, 'S' },
 		{ "resume", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -164,7 +171,7 @@ static int parse_args(int argc, char **argv)
 	env = env_defaults;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:m:o:fnh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:m:o:s:fnh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': env.profile = optarg; env.profile_set = 1; break;
 		case 'm': env.matrix = optarg; break;
@@ -172,6 +179,7 @@ static int parse_args(int argc, char **argv)
 		case 'f': env.force = 1; break;
 		case 'n': env.dry_run = 1; break;
 		case 'A': env.ab = optarg; break;
+		case 's': env.pair = optarg; break;
 		case 'S': env.shard = optarg; break;
 		case 'R': env.resume = optarg; break;
 		case 'h': return 1;
@@ -182,6 +190,10 @@ static int parse_args(int argc, char **argv)
 	}
 	if (optind < argc) {
 		sb_err("unexpected argument '%s' (see 'sampbench bench --help')", argv[optind]);
+		return -1;
+	}
+	if (env.ab && env.pair) {
+		sb_err("--ab and --sampler exclude each other (one A/B at a time)");
 		return -1;
 	}
 	if (env.resume && env.out) {
@@ -259,18 +271,87 @@ static int check_resume(const char *tmp, const struct identity *id)
 	return 0;
 }
 
+/* What the A/B runner needs: the candidate build (--ab) or each run id's variant
+ * (--sampler A,B). */
+struct ab_ctx {
+	const struct ab_build *build;
+	const char *variant_of; /* by run id: 0 none (the shared reference), 'A', 'B' */
+};
+
 static int ab_runner(void *arg, size_t i, const struct run_spec *spec, int64_t id,
 		     struct sb_run *r)
 {
-	const struct ab_build *b = arg;
+	const struct ab_ctx *ctx = arg;
+	char v;
 
 	(void)i;
-	if (id % 2) /* odd ids: the candidate, right after the reference's run of spec */
-		return ab_run_candidate(b, spec, id, r);
+	if (ctx->build) {
+		if (id % 2) /* odd ids: the candidate, right after the reference's run of spec */
+			return ab_run_candidate(ctx->build, spec, id, r);
+		v = 'A';
+	} else {
+		v = ctx->variant_of[id];
+	}
 	if (runner_run(spec, id, r) != 0)
 		return -1;
-	snprintf(r->variant, sizeof(r->variant), "A");
+	if (v)
+		snprintf(r->variant, sizeof(r->variant), "%c", v);
 	return 0;
+}
+
+/* --sampler A,B: the profile's cells with `none`, A and B in place of its samplers, per
+ * repetition in that order. Replaces *specs (freed) and fills *variant_of (malloc'd, by
+ * position). Returns the new count, or -1 after one line on stderr. */
+static long pair_specs(struct run_spec **specs, long n, char **variant_of)
+{
+	char list[512], *save = NULL;
+	const struct sampler *ab[2], *none = sampler_resolve("none");
+	int k = 0;
+
+	snprintf(list, sizeof(list), "%s", env.pair);
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (k == 2) {
+			k = 3;
+			break;
+		}
+		ab[k] = sampler_resolve(t); /* prints why not */
+		if (!ab[k])
+			return -1;
+		k++;
+	}
+	if (k != 2) {
+		sb_err("--sampler wants two samplers A,B, got '%s'", env.pair);
+		return -1;
+	}
+	if (!none)
+		return -1;
+	struct run_spec *out = calloc((size_t)n * 3, sizeof(*out));
+	char *var = calloc((size_t)n * 3, 1);
+	long j = 0;
+	if (!out || !var) {
+		free(out);
+		free(var);
+		sb_err("out of memory");
+		return -1;
+	}
+	/* one slot per (cell group, repetition): the specs of one are contiguous */
+	for (long i = 0; i < n;) {
+		long end = i;
+		while (end < n && same_group(&(*specs)[end], &(*specs)[i]) &&
+		       (*specs)[end].repetition == (*specs)[i].repetition &&
+		       (*specs)[end].param == (*specs)[i].param)
+			end++;
+		for (int v = 0; v < 3; v++) {
+			out[j] = (*specs)[i];
+			out[j].sampler = v == 0 ? none : ab[v - 1];
+			var[j++] = v == 0 ? 0 : v == 1 ? 'A' : 'B';
+		}
+		i = end;
+	}
+	free(*specs);
+	*specs = out;
+	*variant_of = var;
+	return j;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -283,6 +364,7 @@ int cmd_bench(int argc, char **argv)
 	struct sb_run *prior = NULL;
 	size_t nprior = 0;
 	struct sb_host rhost;
+	char *variant_of = NULL;
 	struct mx_matrix *m = NULL;
 	struct run_spec *specs = NULL;
 	struct sb_run *runs = NULL;
@@ -326,6 +408,12 @@ int cmd_bench(int argc, char **argv)
 	if (n == 0) {
 		sb_err("%s in '%s'", err, env.matrix);
 		goto cleanup;
+	}
+	if (env.pair) {
+		n = pair_specs(&specs, n, &variant_of);
+		if (n < 0)
+			goto cleanup;
+		snprintf(ident.ab, sizeof(ident.ab), "sampler:%s", env.pair);
 	}
 	matrix_digest(specs, (size_t)n, ident.digest);
 	snprintf(ident.runs, sizeof(ident.runs), "%ld", n);
@@ -400,6 +488,7 @@ int cmd_bench(int argc, char **argv)
 		env.shard ? ident.shard : "", total, out);
 	if (nprior)
 		fprintf(stderr, "bench: resuming: %zu runs already in %s\n", nprior, env.resume);
+	struct ab_ctx actx = { env.ab ? &ab : NULL, variant_of };
 	const char *attrs[] = { "matrix_digest", ident.digest, "matrix_profile", env.profile,
 				"matrix_runs", ident.runs, "shard", ident.shard, "ab_rev", ident.ab,
 				NULL };
@@ -410,8 +499,8 @@ int cmd_bench(int argc, char **argv)
 		.hook = bench_hook,
 		.hook_arg = &pg,
 		.run_ids = ids,
-		.run = env.ab ? ab_runner : NULL,
-		.run_arg = &ab,
+		.run = env.ab || env.pair ? ab_runner : NULL,
+		.run_arg = &actx,
 		.attrs = env.resume ? NULL : attrs,
 		.resume_tmp = env.resume,
 		.resume_host = &rhost,
@@ -435,6 +524,7 @@ cleanup:
 	free(sel);
 	free(ids);
 	free(keep);
+	free(variant_of);
 	for (size_t i = 0; i < nruns; i++)
 		run_free(&runs[i]);
 	free(runs);

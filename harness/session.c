@@ -75,7 +75,8 @@ static double none_ops_per_s(const struct sb_run *done, size_t ndone, const stru
 	int k = 0;
 	for (size_t i = 0; i < ndone; i++) {
 		const struct sb_run *d = &done[i];
-		if (strcmp(d->sampler, "none") || strcmp(d->variant, r->variant) ||
+		/* a `none` of a variant is that variant's reference; one without is everyone's */
+		if (strcmp(d->sampler, "none") || (d->variant[0] && strcmp(d->variant, r->variant)) ||
 		    strcmp(d->workload, r->workload) ||
 		    d->threads != r->threads || d->duration_s != r->duration_s || d->status != SB_RUN_OK)
 			continue;

@@ -202,6 +202,30 @@ static void test_history_table_and_plot(void **state)
 	assert_int_equal(run(ARGS("history", "-m", "nope", path("whole.h5"))), 2);
 }
 
+/* --sampler A,B: per repetition none, A, B, numbered in that order. */
+static void test_sampler_pair(void **state)
+{
+	(void)state;
+	struct file f;
+	static const char *want[] = { "none", "ctimer", "itimer" };
+
+	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer,itimer",
+				  "-o", path("pair.h5"))), 0);
+	load(path("pair.h5"), &f);
+	assert_int_equal(f.n, 6);
+	for (size_t i = 0; i < f.n; i++) {
+		assert_int_equal(f.runs[i].run_id, (int64_t)i);
+		assert_string_equal(f.runs[i].sampler, want[i % 3]);
+		assert_int_equal(f.runs[i].repetition, (int)(i / 3));
+	}
+	unload(&f);
+	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer", "-o",
+				  path("pair2.h5"))), 2);
+	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer,itimer",
+				  "--ab", "HEAD", "-o", path("pair2.h5"))), 2);
+	assert_int_not_equal(access(path("pair2.h5"), F_OK), 0);
+}
+
 static void test_killed_bench_resumes(void **state)
 {
 	(void)state;
@@ -256,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
 		cmocka_unit_test(test_history_table_and_plot),
+		cmocka_unit_test(test_sampler_pair),
 		cmocka_unit_test(test_killed_bench_resumes),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
