@@ -82,7 +82,7 @@ static int parse_args(int argc, char **argv)
 /* Copies src to dst through dst.tmp, so dst is never half written. */
 static int copy_file(const char *src, const char *dst)
 {
-	char tmp[4096], buf[65536];
+	char tmp[4096 + 16], buf[65536]; /* dst may be a full 4096-byte path */
 	FILE *in = fopen(src, "rb"), *out = NULL;
 	size_t n;
 	int rc = -1;
