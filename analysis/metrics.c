@@ -345,3 +345,40 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 	if (!isnan(sampler_cpu) && r->wall_s > 0)
 		m->sampler_cpu_fraction = sampler_cpu / (r->wall_s * 1e9);
 }
+
+/* host fact name, or NaN when absent or not positive */
+static double floor_of(const struct sb_host *h, const char *mech, const char *stat)
+{
+	char name[SB_NAME_LEN];
+
+	snprintf(name, sizeof(name), "%s_%s_ns", mech, stat);
+	double v = host_fact(h, name);
+	return v > 0 ? v : NAN;
+}
+
+void metrics_floor_ratios(struct sb_run *r, const struct sb_host *h, int external)
+{
+	struct sb_metrics *m = &r->metrics;
+	double ticks = run_stat(r, external ? "ticks" : "ticks_done");
+	double cpu = run_stat(r, "sampler_cpu_ns");
+
+	m->sampler_cpu_per_tick_ns = ticks > 0 && cpu >= 0 ? cpu / ticks : NAN;
+	m->stop_latency_p99_floor_ratio = NAN;
+	m->suspend_window_p50_floor_ratio = NAN;
+	m->suspend_window_p99_floor_ratio = NAN;
+	m->sampler_cpu_per_tick_floor_ratio = NAN;
+	/* Only a sampler that stops threads from a sampler thread or process has a floor:
+	 * a signal handler's run time (itimer, ctimer) is not a rendezvous. */
+	if (r->clock != SB_CLOCK_WALL)
+		return;
+	const char *stop = external ? "ptrace_interrupt" : "rendezvous_stop";
+	const char *whole = external ? "ptrace_interrupt" : "rendezvous";
+	m->stop_latency_p99_floor_ratio = m->stop_latency_p99_ns / floor_of(h, stop, "p99");
+	m->suspend_window_p50_floor_ratio = m->suspend_window_p50_ns / floor_of(h, whole, "p50");
+	m->suspend_window_p99_floor_ratio = m->suspend_window_p99_ns / floor_of(h, whole, "p99");
+	/* The least a tick can cost: one system call per stopped thread (tgkill or
+	 * PTRACE_INTERRUPT). */
+	if (r->threads > 0)
+		m->sampler_cpu_per_tick_floor_ratio =
+			m->sampler_cpu_per_tick_ns / (floor_of(h, "syscall", "p50") * r->threads);
+}

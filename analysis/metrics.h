@@ -76,6 +76,13 @@ struct workload;
  * split. Metrics that need another run (overhead) are left NaN. */
 void metrics_compute(struct sb_run *r, const struct workload *w);
 
+struct sb_host;
+/* Sets the floor-relative timing metrics of r (and sampler_cpu_per_tick_ns) from the
+ * calibration facts of h, the host of the same file (docs/metrics.md, "Floor-relative
+ * timing"). external: the sampler runs in another process (ptrace floor instead of the
+ * rendezvous). NaN where h has no calibration or the sampler stops no thread. */
+void metrics_floor_ratios(struct sb_run *r, const struct sb_host *h, int external);
+
 /* 1/2 sum |a_i/sum(a) - b_i/sum(b)| over n buckets; NaN when either sum is 0. */
 double tvd(const double *a, const double *b, size_t n);
 #endif

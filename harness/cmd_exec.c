@@ -838,7 +838,7 @@ int cmd_exec(int argc, char **argv)
 		}
 		env.agent = agentreal;
 	}
-	host_probe(&host);
+	host_probe_calibrated(&host);
 	if (env.out) {
 		char err[256];
 		h5 = h5_create(env.out, &host, env.force, err, sizeof(err));

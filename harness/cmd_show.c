@@ -261,6 +261,28 @@ void show_host(FILE *out, const struct sb_host *h)
 	fprintf(out, "%s, sampbench %s (%s)\n", h->compiler, h->version, h->git_rev);
 }
 
+void show_calibration(FILE *out, const struct sb_host *h)
+{
+	if (h->fingerprint[0])
+		fprintf(out, "machine %s\n", h->fingerprint);
+	if (h->ncalib == 0) {
+		fprintf(out, "calibration: none in this file (timings have no host floor)\n");
+		return;
+	}
+	fprintf(out, "calibration (this host's floors, µs):\n");
+	fprintf(out, "  %-18s %-5s %5s %9s %9s %9s\n", "mechanism", "phase", "n", "p50", "p99", "max");
+	for (int32_t i = 0; i < h->ncalib && i < SB_CALIB_MAX; i++) {
+		const struct sb_calib_row *c = &h->calib[i];
+		if (c->n <= 0) {
+			fprintf(out, "  %-18s %-5s %5d  not measured: %s\n", c->name, c->phase, c->n,
+				c->reason);
+			continue;
+		}
+		fprintf(out, "  %-18s %-5s %5d %9.2f %9.2f %9.2f\n", c->name, c->phase, c->n,
+			c->p50_ns / 1e3, c->p99_ns / 1e3, c->max_ns / 1e3);
+	}
+}
+
 static void usage(FILE *out)
 {
 	size_t col = 2;

@@ -1,6 +1,8 @@
 /* host.c - host facts and the kernel tick rate. */
 #include "host.h"
 
+#include <ctype.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <zlib.h>
 
 #include "../sampler/sample.h"
+#include "calibrate.h"
 #include "version.h"
 
 
@@ -112,4 +115,93 @@ void host_probe(struct sb_host *h)
 	}
 	h->tick_hz = host_measure_tick_hz();
 	snprintf(h->tick_source, sizeof(h->tick_source), h->tick_hz > 0 ? "measured" : "unknown");
+}
+
+/* The first line of path starting with key, its value after ':' trimmed, into out. */
+static void read_keyed(const char *path, const char *key, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	out[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, strlen(key)) != 0)
+			continue;
+		const char *v = strchr(line, ':');
+		v = v ? v + 1 : line;
+		while (isspace((unsigned char)*v))
+			v++;
+		size_t n = strcspn(v, "\n");
+		if (n >= len)
+			n = len - 1;
+		memcpy(out, v, n);
+		out[n] = 0;
+		break;
+	}
+	fclose(f);
+}
+
+/* FNV-1a, folded over the parts of a fingerprint. */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h ^ 0xff;
+}
+
+/* A coarse bucket of a calibrated time: hosts within 2x of each other share it, unless
+ * they straddle a boundary (powers of 4 from 128 ns: 0.2 us and 1 us syscalls differ). */
+static int bucket(double ns)
+{
+	return ns > 0 ? (int)floor(log(ns / 128.0) / log(4.0)) : -1;
+}
+
+void host_fingerprint(struct sb_host *h)
+{
+	struct utsname u;
+	char model[256], hyper[64] = "", melt[128], spectre[128], parts[64];
+	uint64_t x = 1469598103934665603ull;
+
+	read_keyed("/proc/cpuinfo", "model name", model, sizeof(model));
+	if (!model[0])
+		read_keyed("/proc/cpuinfo", "CPU part", model, sizeof(model)); /* arm64 */
+	/* The flags line is long; what counts is whether it names a hypervisor. */
+	char flags[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	snprintf(hyper, sizeof(hyper), "bare");
+	if (f) {
+		while (fgets(flags, sizeof(flags), f))
+			if (strncmp(flags, "flags", 5) == 0) {
+				if (strstr(flags, " hypervisor"))
+					snprintf(hyper, sizeof(hyper), "vm");
+				break;
+			}
+		fclose(f);
+	}
+	read_keyed("/sys/devices/system/cpu/vulnerabilities/meltdown", "", melt, sizeof(melt));
+	read_keyed("/sys/devices/system/cpu/vulnerabilities/spectre_v2", "", spectre, sizeof(spectre));
+	x = fnv(x, model);
+	x = fnv(x, hyper);
+	x = fnv(x, melt);
+	x = fnv(x, spectre);
+	if (uname(&u) == 0)
+		x = fnv(x, u.release);
+	/* Only the syscall floor: it moves 4x with page-table isolation and little else;
+	 * wake-up floors scatter 2x between sessions on one host. */
+	snprintf(parts, sizeof(parts), "%d/%d", h->nproc, bucket(host_fact(h, "syscall_p50_ns")));
+	x = fnv(x, parts);
+	snprintf(h->fingerprint, sizeof(h->fingerprint), "%.16s-%dcpu-%.8s-%08llx",
+		 uname(&u) == 0 ? u.machine : "unknown", (int)(h->nproc & 0xffff), hyper,
+		 (unsigned long long)(x & 0xffffffffull));
+}
+
+void host_probe_calibrated(struct sb_host *h)
+{
+	host_probe(h);
+	calibrate_host(h, "start");
+	host_fingerprint(h);
 }

@@ -9,6 +9,18 @@
  * short setitimer burst, else -1). */
 void host_probe(struct sb_host *h);
 
+/* host_probe(), then the start calibration (calibrate.h: host facts and the rendezvous
+ * spin budget of this process and the children it forks), then host_fingerprint(). What
+ * run, bench and exec record. About 0.3 s. */
+void host_probe_calibrated(struct sb_host *h);
+
+/* Sets h->fingerprint: which machine class h is, for comparing timings only within one
+ * (per-machine baselines). `<arch>-<N>cpu-<vm|bare>-<hash>`, the hash over the CPU model,
+ * hypervisor, Meltdown and Spectre v2 mitigations, kernel release, CPU count and a coarse
+ * bucket (powers of 4) of the calibrated syscall floor. Call after the start calibration
+ * (calibrate.h). */
+void host_fingerprint(struct sb_host *h);
+
 /* CONFIG_HZ from the kernel config, or -1. */
 int host_config_hz(void);
 

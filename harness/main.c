@@ -17,6 +17,7 @@ static const struct sb_cmd commands[] = {
 	{ "export", cmd_export, "write a run's stacks as folded stacks or a pprof profile" },
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
+	{ "calibrate", cmd_calibrate, "measure and print this host's timing floors" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },
 };
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "../results/h5io.h"
+#include "../sampler/sampler.h"
+#include "calibrate.h"
 #include "cli.h"
 #include "host.h"
 
@@ -139,7 +141,7 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		memcpy(done, opts->prior, opts->nprior * sizeof(*done));
 	free(opts->prior); /* its runs now belong to done */
 	ndone = opts->nprior;
-	host_probe(&host);
+	host_probe_calibrated(&host);
 	struct sb_h5 *f = open_output(opts, &host, err, sizeof(err));
 	if (!f) {
 		sb_err("%s", err);
@@ -181,6 +183,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		} else if (r.status == SB_RUN_OK) {
 			r.metrics.overhead = 1.0;
 		}
+		if (r.status == SB_RUN_OK)
+			metrics_floor_ratios(&r, &host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
 		if (h5_append_run(f, &r) != 0) {
 			sb_err("%s", h5_strerror(f));
 			run_free(&r);
@@ -206,6 +210,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	}
 	int interrupted = runner_interrupted;
 	sigaction(SIGINT, &old, NULL);
+	if (!interrupted)
+		calibrate_host(&host, "end");
 	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
 	if (h5_close(f) != 0) /* h5_close printed why */
 		rc = SB_EXIT_FAIL;

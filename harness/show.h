@@ -10,6 +10,10 @@
 /* Prints the host facts as one line. */
 void show_host(FILE *out, const struct sb_host *h);
 
+/* Prints the machine fingerprint and the calibration table (µs), or one line saying the
+ * file has none. */
+void show_calibration(FILE *out, const struct sb_host *h);
+
 /* Prints runs as a table, one row per run: id, sampler, workload, threads, hz, rep, status,
  * samples, rate_accuracy, magnitude_error, thread_tvd, window p99 (µs), stop p50 (µs).
  * NaN prints as `-`; a failed or skipped run shows its reason instead of metrics. */

@@ -3,13 +3,15 @@
  * Darwin sampler). Wall clock: every registered thread is sampled every tick, running or
  * not; weight_ns says how much CPU the thread used since its previous sample.
  *
- * One tick: snapshot the registry; read each thread's CPU clock (idle skip decides here,
- * before anything is stopped); request a stop of every target at once; then, as each one
- * parks, read its state, walk, resume it at once and push the sample. Requesting all
- * first matters with more busy threads than cores: a target must run to park (Linux) and
- * each one that parks frees a CPU for the next, instead of the sampler waiting for the
- * scheduler once per target. Suspend-to-resume of one thread covers only its own walk.
- * Between ticks the sampler compacts the registry. */
+ * One tick, in two passes. Pass 1, nothing stopped yet: snapshot the registry, read each
+ * thread's CPU clock, and take the threads that need no stop: idle skip (did not run:
+ * its previous stack again) and peeks (blocked in a system call: its stack read from
+ * outside, Linux). Pass 2: publish the tick's release policy and request a stop of every
+ * remaining target at once; then, as each one parks, read its state and walk it; early
+ * policy: resume it at once; batch policy: resume all together with one wake-up.
+ * Requesting all first matters with more busy threads than cores: a target must run to
+ * park (Linux) and each one that parks frees a CPU for the next, instead of the sampler
+ * waiting for the scheduler once per target. Between ticks the registry is compacted. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -48,6 +50,12 @@ struct mach_stats {
 	uint64_t sched_fifo_priority;
 	uint64_t sampler_cpu_ns;
 	uint64_t dropped;
+	uint64_t spin_releases;
+	uint64_t spin_wakes;
+	uint64_t peeks;        /* threads sampled blocked in a system call, without a signal */
+	uint64_t peeks_void;   /* peeks discarded: the thread ran while we read its stack */
+	uint64_t peeks_running;  /* peeked, but it was running: signalled */
+	uint64_t peeks_no_chain; /* blocked, but no frame chain found above sp: signalled */
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -58,6 +66,8 @@ struct mach_tstate {
 	int have_stack;
 	uint32_t last_req;  /* request number of the previous stop */
 	uint64_t last_cpu;  /* CPU ns at the previous sample (or the baseline) */
+	uint64_t last_ns;   /* when the previous sample was taken */
+	int peek_fd;        /* tc_peek_open() of this thread, -1 none, -2 not opened yet */
 };
 
 struct mach_target {
@@ -85,6 +95,7 @@ static struct {
 	struct mach_target *tg;     /* REG_CAP: requested, not parked yet */
 	struct mach_target *done;   /* REG_CAP: parked and walked, in batch mode not resumed */
 	int release_mode;           /* MACH_RELEASE_*: when parked threads are resumed */
+	int peek;                   /* sample threads blocked in a system call without a signal */
 	int ncpu;                   /* online CPUs, for MACH_RELEASE_AUTO */
 	struct mach_tstate *ts;     /* REG_CAP */
 	uint64_t *stacks;           /* REG_CAP * max_depth */
@@ -113,11 +124,24 @@ static void walk_parked(struct mach_target *g)
 			 &g->depth, NULL, NULL);
 }
 
-/* Resumes walked target g and records its sample. */
+/* Resumes walked target g and notes when; push_sample() records it afterwards. */
 static void resume_parked(struct mach_target *g)
 {
 	tc_resume(&g->t);
 	g->resumed_ns = sb_now_ns();
+}
+
+/* Resumes the parked batch M.done[from, to) with one wake-up for all of them. */
+static void release_batch(int from, int to)
+{
+	if (from >= to)
+		return;
+	for (int i = from; i < to; i++)
+		tc_release(&M.done[i].t);
+	tc_release_flush();
+	uint64_t now = sb_now_ns();
+	for (int i = from; i < to; i++)
+		M.done[i].resumed_ns = now;
 }
 
 static void push_sample(struct mach_target *g)
@@ -149,6 +173,7 @@ static void push_sample(struct mach_target *g)
 		M.st.walk_errors++;
 	}
 	ts->last_cpu = g->cpu_ns;
+	ts->last_ns = g->parked_ns;
 	ts->last_req = g->t.req;
 	ts->depth = g->depth;
 	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
@@ -169,9 +194,10 @@ static void reuse_sample(const struct reg_snap *e)
 	s.time_ns = sb_now_ns();
 	s.tid = e->tid;
 	s.thread_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
-	/* The few us of slack stay on the clock and go to the next real sample's weight. */
+	/* The few us of slack stay on the clock and go to the next real sample's weight.
+	 * Stopped nobody: no stop latency and no suspend window (NaN, not 0, so the window
+	 * quantiles describe the stops that happened). */
 	s.weight_ns = 0;
-	s.suspend_window_ns = 0;
 	s.flags = ts->flags | SB_SAMPLE_REUSED;
 	M.st.suspends_saved++;
 	if (sink_push(M.sink, &s, M.stacks + (size_t)e->idx * M.max_depth, ts->depth) == 0)
@@ -189,8 +215,11 @@ static void track(const struct reg_snap *e, uint64_t cpu_now)
 
 	if (ts->gen == e->gen)
 		return;
+	if (ts->peek_fd >= 0)
+		close(ts->peek_fd);
 	memset(ts, 0, sizeof(*ts));
 	ts->gen = e->gen;
+	ts->peek_fd = -2;
 	ts->last_cpu = e->reg_ns >= M.start_ns ? 0 : cpu_now;
 }
 
@@ -208,11 +237,70 @@ static int is_idle(const struct reg_snap *e, uint64_t cpu)
 	return cpu == base;
 }
 
+/* A thread blocked in a system call is sampled without a signal (tc_peek): the signal
+ * would make the call fail with EINTR (nanosleep, poll) or wake the thread for nothing.
+ * Only tried for threads that used less CPU than a tick's worth since their previous
+ * sample: a thread that ran all along is running now. The sample stands only if the
+ * thread's CPU clock did not move while we read its stack. Returns 1 when pushed. */
+static int peek_sample(const struct reg_snap *e, uint64_t cpu)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+	uint64_t now = sb_now_ns(), after;
+	struct sb_regs regs;
+	uint32_t depth;
+
+	if (!M.peek || !ts->have_stack || cpu - ts->last_cpu >= (now - ts->last_ns) / 2)
+		return 0;
+	if (ts->peek_fd == -2)
+		ts->peek_fd = tc_peek_open(e->tid);
+	if (ts->peek_fd < 0)
+		return 0;
+	int r = tc_peek(ts->peek_fd, &e->bounds, &regs);
+	if (r != 1) {
+		if (r == 0)
+			M.st.peeks_running++;
+		else if (r == 2)
+			M.st.peeks_no_chain++;
+		return 0;
+	}
+	uint64_t *stack = M.stacks + (size_t)e->idx * M.max_depth;
+	enum sb_walk_end end = fp_walk(&regs, &e->bounds, stack, M.max_depth, &depth, NULL, NULL);
+	if (tc_cpu_ns(e->park, e->tid, &after) != 0 || after != cpu) {
+		M.st.peeks_void++;
+		return 0;
+	}
+	struct sb_sample s = sample_unknown();
+	s.time_ns = now;
+	s.tid = e->tid;
+	s.thread_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
+	s.weight_ns = (double)(cpu - ts->last_cpu);
+	/* Stopped nobody: no stop latency, no suspend window (NaN, not 0). */
+	s.flags = SB_SAMPLE_PEEKED | (cpu > ts->last_cpu ? SB_SAMPLE_RAN : 0);
+	if (end == SB_WALK_TRUNCATED)
+		s.flags |= SB_SAMPLE_TRUNCATED;
+	else if (end != SB_WALK_OK)
+		s.flags |= SB_SAMPLE_WALK_ERROR;
+	ts->last_cpu = cpu;
+	ts->last_ns = now;
+	ts->depth = depth;
+	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
+	ts->have_stack = 1;
+	M.st.peeks++;
+	if (sink_push(M.sink, &s, stack, depth) == 0)
+		M.st.samples_captured++;
+	else
+		M.st.dropped++;
+	return 1;
+}
+
 static void tick(void)
 {
 	int n = registry_snapshot(M.snap, REG_CAP);
-	int npend = 0, busy = 0;
+	int nwant = 0, npend = 0, busy = 0;
 
+	/* Pass 1, nothing stopped yet: read every thread's CPU clock (a system call each on
+	 * Linux, kept out of the suspend windows), decide idle skip and count the threads
+	 * that ran, which picks the release policy before the first request. */
 	for (int i = 0; i < n; i++) {
 		const struct reg_snap *e = &M.snap[i];
 		struct mach_target *g;
@@ -229,18 +317,29 @@ static void tick(void)
 			reuse_sample(e);
 			continue;
 		}
+		if (peek_sample(e, cpu))
+			continue;
 		if (cpu > M.ts[e->idx].last_cpu)
 			busy++;
-		g = &M.tg[npend];
+		g = &M.tg[nwant++];
 		g->e = e;
 		g->cpu_ns = cpu;
 		g->t.park = e->park;
 		g->t.tid = e->tid;
 		g->t.ident = e->gen;
+	}
+	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
+			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
+	int my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
+
+	/* Pass 2: request every stop at once. */
+	for (int i = 0; i < nwant; i++) {
+		struct mach_target *g = &M.tg[i];
+
 		switch (tc_request(&g->t)) {
 		case TC_PENDING:
 			g->t.deadline_ns = g->t.req_ns + TC_TIMEOUT_NS;
-			npend++;
+			M.tg[npend++] = *g;
 			break;
 		case TC_GONE:
 			M.st.threads_skipped++;
@@ -251,20 +350,22 @@ static void tick(void)
 		}
 	}
 
-	/* Collect: walk each target as soon as it parks. In batch mode (the default) the
-	 * walked ones stay parked until every target has parked or timed out: a thread
-	 * released early wakes with scheduler credit and takes the CPU from targets that still
-	 * have to run to park (measured: many more timeouts, see docs/mach.md). When nothing
-	 * parked for MACH_BATCH_STALL_NS the batch is released anyway, so one straggler (signal
-	 * blocked, CPU taken by another process) does not keep everyone stopped for 2 ms. */
-	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
-			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
+	/* Collect: walk each target as soon as it parks. Early policy: resume it right after
+	 * its walk. Batch policy: the walked ones stay parked until every target has parked
+	 * or timed out: a thread released early wakes with scheduler credit and takes the CPU
+	 * from targets that still have to run to park (measured: many more timeouts, see
+	 * docs/mach.md). When nothing parked for MACH_BATCH_STALL_NS the batch is released
+	 * anyway, so one straggler (signal blocked, CPU taken by another process) does not
+	 * keep everyone stopped for 2 ms. The sampler spins for a park instead of sleeping
+	 * only in early ticks and while no pending target was last seen on its own CPU:
+	 * spinning there would keep that target from running to park. */
 	int ndone = 0, nresumed = 0;
 	uint64_t progress_ns = sb_now_ns();
 	while (npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
 		uint64_t next_deadline = UINT64_MAX;
+		int may_spin = release_early && my_cpu >= 0;
 
 		for (int i = 0; i < npend;) {
 			struct mach_target *g = &M.tg[i];
@@ -291,6 +392,9 @@ static void tick(void)
 				M.tg[i] = M.tg[--npend];
 				continue;
 			}
+			int cpu = tc_park_cpu(g->t.park);
+			if (cpu < 0 || cpu == my_cpu)
+				may_spin = 0;
 			if (g->t.deadline_ns < next_deadline)
 				next_deadline = g->t.deadline_ns;
 			i++;
@@ -299,17 +403,16 @@ static void tick(void)
 			break;
 		if (nresumed < ndone) {
 			if (now >= progress_ns + MACH_BATCH_STALL_NS) {
-				while (nresumed < ndone)
-					resume_parked(&M.done[nresumed++]);
+				release_batch(nresumed, ndone);
+				nresumed = ndone;
 			} else if (progress_ns + MACH_BATCH_STALL_NS < next_deadline) {
 				next_deadline = progress_ns + MACH_BATCH_STALL_NS;
 			}
 		}
-		tc_wait(bell, next_deadline);
+		tc_wait_spin(bell, next_deadline, may_spin);
 	}
 	/* Every parked thread is resumed here, before anything else (pushes) happens. */
-	while (nresumed < ndone)
-		resume_parked(&M.done[nresumed++]);
+	release_batch(nresumed, ndone);
 	for (int i = 0; i < ndone; i++)
 		push_sample(&M.done[i]);
 	registry_compact();
@@ -359,6 +462,9 @@ static void *sampler_main(void *arg)
 
 static void free_state(void)
 {
+	for (int i = 0; M.ts && i < REG_CAP; i++)
+		if (M.ts[i].peek_fd >= 0)
+			close(M.ts[i].peek_fd);
 	free(M.snap);
 	free(M.tg);
 	free(M.done);
@@ -394,6 +500,13 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	M.release_mode = rel && !strcmp(rel, "early")   ? MACH_RELEASE_EARLY
 			 : rel && !strcmp(rel, "batch") ? MACH_RELEASE_BATCH
 							: MACH_RELEASE_AUTO;
+	/* SB_MACH_PEEK=0 signals blocked threads too (for A/B measurements); default on. */
+	const char *peek = getenv("SB_MACH_PEEK");
+	M.peek = !(peek && !strcmp(peek, "0"));
+	/* SB_MACH_SPIN_NS=N overrides the spin budget (0: never spin; for A/B measurements). */
+	const char *spin = getenv("SB_MACH_SPIN_NS");
+	if (spin && *spin)
+		tc_set_spin_ns(strtoull(spin, NULL, 10));
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	M.ncpu = ncpu > 0 ? (int)ncpu : 1;
 	M.interval_ns = (uint64_t)(1e9 / cfg->hz);
@@ -408,6 +521,8 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 		err = ENOMEM;
 		goto cleanup;
 	}
+	for (int i = 0; i < REG_CAP; i++)
+		M.ts[i].peek_fd = -1; /* track() opens one per thread */
 	if (registry_add_self() != 0) {
 		err = ENOSPC;
 		goto cleanup;
@@ -446,6 +561,8 @@ static int mach_stop(void)
 	pthread_join(M.thread, NULL);
 	M.st.ticks_planned = (stop_ns - M.start_ns) / M.interval_ns;
 	M.st.eintr_caused = tc_eintr_caused();
+	M.st.spin_releases = tc_spin_releases();
+	M.st.spin_wakes = tc_spin_wakes();
 	tc_fini();
 	free_state();
 	M.started = 0;
@@ -468,6 +585,13 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "sched_fifo_priority", (double)M.st.sched_fifo_priority },
 		{ "sampler_cpu_ns", (double)M.st.sampler_cpu_ns },
 		{ "samples_dropped", (double)M.st.dropped },
+		{ "spin_ns", (double)tc_spin_ns() },
+		{ "spin_releases", (double)M.st.spin_releases },
+		{ "spin_wakes", (double)M.st.spin_wakes },
+		{ "peeks", (double)M.st.peeks },
+		{ "peeks_void", (double)M.st.peeks_void },
+		{ "peeks_running", (double)M.st.peeks_running },
+		{ "peeks_no_chain", (double)M.st.peeks_no_chain },
 	};
 	int n = (int)(sizeof(all) / sizeof(all[0]));
 

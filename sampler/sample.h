@@ -19,6 +19,8 @@ enum sb_sample_flags {
 	SB_SAMPLE_WALK_ERROR = 1u << 2, /* the walk stopped on a frame that failed validation */
 	SB_SAMPLE_REUSED = 1u << 3,    /* stack reused from the previous sample (idle skip) */
 	SB_SAMPLE_KERNEL = 1u << 4,    /* frames include kernel addresses (perf) */
+	SB_SAMPLE_PEEKED = 1u << 5,    /* read without stopping the thread: it was blocked in a
+					* system call (mach on Linux, tc_peek) */
 };
 
 /* One sample. Fields a mechanism cannot measure hold NaN (doubles) or -1 (integers). */

@@ -37,6 +37,8 @@ struct tc_park {
 	_Atomic uint64_t parked_ns; /* sb_now_ns() when it parked */
 	_Atomic uint64_t cpu_after; /* its CPU time as it left the rendezvous of exit_req */
 	_Atomic uint32_t exit_req;
+	_Atomic int32_t cpu;        /* CPU it last parked on, -1 before its first park (Linux) */
+	_Atomic uint32_t sleeping;  /* parked in futex(2): the release must wake it (Linux) */
 };
 
 /* The sampler's view of one stop request. */
@@ -87,6 +89,36 @@ int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *park
 /* Lets parked t run again. */
 void tc_resume(struct tc_target *t);
 
+/* Batch release: tc_release() marks parked t released without waking it; one
+ * tc_release_flush() then wakes every released thread that sleeps, with one system call
+ * (Linux: targets of a batch tick sleep on one shared generation word). */
+void tc_release(struct tc_target *t);
+void tc_release_flush(void);
+
+/* Publishes the policy of the tick about to start, before its first tc_request(): batch
+ * (parked threads stay parked until the batch is released) or early (each is released
+ * right after its walk). Linux: a target parked in an early tick on another CPU than the
+ * sampler spins for up to the spin budget before it sleeps, so its release needs no
+ * wake-up; in a batch tick it sleeps at once, because spinning would take the CPU from a
+ * target that still has to run to park. want_cpu_after: targets read their CPU clock as
+ * they leave (tc_cpu_after(), for idle skip; a system call each, so only on demand).
+ * Returns the sampler's CPU (-1 unknown). */
+int tc_begin_tick(int batch, int want_cpu_after);
+/* CPU that p's thread last parked on, -1 unknown (Darwin: always -1). */
+int tc_park_cpu(const struct tc_park *p);
+/* Like tc_wait(), but when may_spin, first polls the doorbell for up to the spin budget:
+ * a park that comes within it is seen without a sleep and wake-up of the sampler. */
+void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin);
+/* Sets the spin budget (ns) of both sides; 0 disables spinning. The harness derives it
+ * from the host calibration (harness/calibrate.c); default TC_SPIN_DEFAULT_NS. */
+void tc_set_spin_ns(uint64_t ns);
+uint64_t tc_spin_ns(void);
+#define TC_SPIN_DEFAULT_NS 50000ull
+/* Counters since tc_init(): targets released while they spun (no wake-up needed), and
+ * sampler waits that ended while spinning. */
+uint64_t tc_spin_releases(void);
+uint64_t tc_spin_wakes(void);
+
 /* CPU time thread (p, tid) has used, in ns, read from outside the thread without
  * stopping it (Linux: its CPU-time clock made from the tid). Returns 0, or -1 when the
  * thread is gone. */
@@ -98,6 +130,20 @@ int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns);
  * unknown (Darwin: a suspended thread does not run). */
 int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns);
 #define TC_IDLE_SLACK_NS 20000ull
+
+/* Peeking at a thread blocked in a system call (Linux). Its user registers stay in the
+ * kernel and its user stack cannot change while it blocks, so its stack can be read from
+ * outside without a signal, which would interrupt the call (EINTR) or wake it for
+ * nothing. /proc/self/task/TID/syscall gives its user pc and sp; the frame record its fp
+ * points to is the first one above sp that starts a valid chain to the stack's end with a
+ * return address into executable code. The caller confirms afterwards that the thread
+ * did not run meanwhile (its CPU clock did not move), else the peek is void.
+ * tc_peek_open() returns an fd for tid (-1: no peeking here, e.g. Darwin, where a
+ * suspend interrupts nothing); tc_peek() returns 1 with regs filled (pc, sp, fp) when the
+ * thread is blocked in a system call with a findable frame chain, 0 when it is running,
+ * 2 when it blocks but no chain was found, -1 on error. */
+int tc_peek_open(pid_t tid);
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs);
 
 /* EINTRs the rendezvous caused: handlers that interrupted a system call which will now
  * fail with EINTR (despite SA_RESTART, e.g. nanosleep, poll). Since tc_init(). */

@@ -16,7 +16,12 @@
 #include "thread_ctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -41,6 +46,13 @@ static _Atomic uint32_t doorbell;      /* bumped by every park */
 static _Atomic uint32_t sampler_waits; /* the sampler sleeps on doorbell: wake it */
 static _Atomic uint32_t next_req;      /* request numbers (30 bits, never 0) */
 static _Atomic uint64_t eintr_caused;
+static _Atomic uint32_t release_gen;   /* batch ticks: parked targets sleep on this word */
+static _Atomic int32_t tick_batch;     /* policy of the current tick (tc_begin_tick) */
+static _Atomic int32_t tick_cpu_after; /* targets read their CPU clock as they leave */
+static _Atomic int32_t sampler_cpu = -1;
+static _Atomic uint64_t spin_ns = TC_SPIN_DEFAULT_NS;
+static _Atomic uint64_t spin_releases;
+static _Atomic uint64_t spin_wakes;
 static struct sigaction old_action;
 static int installed;
 
@@ -76,7 +88,51 @@ static int interrupted_syscall(const ucontext_t *uc)
 #endif
 }
 
-/* Async-signal-safe: atomics, futex(2), clock_gettime(2) only. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Parked target p waits for its release. Early tick, on another CPU than the sampler:
+ * spin first (the sampler walks and releases within microseconds, and a vCPU that halts in
+ * futex(2) costs a wake-up through the hypervisor). Same CPU: sleep at once, the sampler
+ * cannot run while we spin. Batch tick: sleep on the shared generation word, so one
+ * FUTEX_WAKE releases the whole batch. */
+static void wait_release(struct tc_park *p, uint32_t parked, int cpu)
+{
+	uint64_t budget = atomic_load_explicit(&spin_ns, memory_order_relaxed);
+
+	if (atomic_load(&tick_batch)) {
+		for (;;) {
+			uint32_t g = atomic_load(&release_gen);
+			if (atomic_load_explicit(&p->st, memory_order_acquire) != parked)
+				return;
+			futex(&release_gen, FUTEX_WAIT, g, NULL);
+		}
+	}
+	if (budget > 0 && cpu >= 0 && cpu != atomic_load(&sampler_cpu)) {
+		uint64_t until = sb_now_ns() + budget;
+		do {
+			if (atomic_load_explicit(&p->st, memory_order_acquire) != parked) {
+				atomic_fetch_add_explicit(&spin_releases, 1, memory_order_relaxed);
+				return;
+			}
+			cpu_relax();
+		} while (sb_now_ns() < until);
+	}
+	/* Dekker with tc_resume(): we announce the sleep, then futex(2) compares st; the
+	 * sampler stores st, then reads sleeping. One of us sees the other. */
+	atomic_store(&p->sleeping, 1);
+	while (atomic_load_explicit(&p->st, memory_order_acquire) == parked)
+		futex(&p->st, FUTEX_WAIT, parked, NULL);
+	atomic_store(&p->sleeping, 0);
+}
+
+/* Async-signal-safe: atomics, futex(2), clock_gettime(2), sched_getcpu() only. */
 static void rendezvous(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
@@ -108,16 +164,103 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 			break;
 	}
 	uint32_t parked = (s & ~3u) | PH_PARKED;
+	int cpu = sched_getcpu();
+	atomic_store_explicit(&p->cpu, cpu, memory_order_relaxed);
 	atomic_fetch_add(&doorbell, 1);
 	if (atomic_load(&sampler_waits))
 		futex(&doorbell, FUTEX_WAKE, 1, NULL);
-	while (atomic_load_explicit(&p->st, memory_order_acquire) == parked)
-		futex(&p->st, FUTEX_WAIT, parked, NULL);
+	wait_release(p, parked, cpu);
 	/* Released: not in the stopped window any more. */
-	atomic_store_explicit(&p->cpu_after, sb_thread_cpu_ns(), memory_order_relaxed);
+	if (atomic_load_explicit(&tick_cpu_after, memory_order_relaxed))
+		atomic_store_explicit(&p->cpu_after, sb_thread_cpu_ns(), memory_order_relaxed);
 	atomic_store_explicit(&p->exit_req, parked >> 2, memory_order_release);
 out:
 	errno = saved_errno;
+}
+
+/* --- peeking at blocked threads --------------------------------------------------- */
+
+#define TC_TEXT_MAX 512
+#define TC_SCAN_BYTES 4096 /* how far above sp a frame record is looked for */
+
+static struct {
+	uintptr_t lo, hi;
+} text[TC_TEXT_MAX];
+static int ntext;
+
+/* Executable mappings of this process, from /proc/self/maps (tc_init, not the hot path). */
+static void load_text(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	ntext = 0;
+	if (!f)
+		return;
+	while (ntext < TC_TEXT_MAX && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x') {
+			text[ntext].lo = lo;
+			text[ntext].hi = hi;
+			ntext++;
+		}
+	}
+	fclose(f);
+}
+
+static int is_text(uintptr_t a)
+{
+	for (int i = 0; i < ntext; i++)
+		if (a >= text[i].lo && a < text[i].hi)
+			return 1;
+	return 0;
+}
+
+int tc_peek_open(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long nr;
+	unsigned long a[6], sp, pc;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (buf[0] == 'r') /* "running" */
+		return 0;
+	if (sscanf(buf, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2], &a[3],
+		   &a[4], &a[5], &sp, &pc) != 9 || nr < 0)
+		return 0; /* blocked outside a system call (page fault, stop): not ours */
+	if (sp < b->lo || sp >= b->hi || !is_text(pc))
+		return 2;
+	/* The first word pair above sp that is a frame record: a saved fp further up the
+	 * stack and a return address into code, from which the chain walks cleanly to its
+	 * end (glibc zeroes the outermost fp of every thread and of main). The thread is
+	 * blocked, so its stack holds still while we look. */
+	uintptr_t end = sp + TC_SCAN_BYTES < b->hi - 16 ? sp + TC_SCAN_BYTES : b->hi - 16;
+	for (uintptr_t p = (sp + 7) & ~(uintptr_t)7; p < end; p += 8) {
+		const uintptr_t *w = (const uintptr_t *)p;
+		if (!(w[0] > p && w[0] <= b->hi - 16 && (w[0] & 7) == 0) || !is_text(w[1]))
+			continue;
+		struct sb_regs r = { .pc = pc, .sp = sp, .fp = p, .lr = 0 };
+		uint64_t pcs[64];
+		uint32_t depth;
+		enum sb_walk_end e = fp_walk(&r, b, pcs, 64, &depth, NULL, NULL);
+		if ((e == SB_WALK_OK || e == SB_WALK_TRUNCATED) && depth >= 2) {
+			*regs = r;
+			return 1;
+		}
+	}
+	return 2;
 }
 
 int tc_init(void)
@@ -126,6 +269,7 @@ int tc_init(void)
 
 	if (installed)
 		return 0;
+	load_text();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = rendezvous;
 	/* SA_RESTART: read(), write(), futex waits... resume after the rendezvous instead of
@@ -134,6 +278,8 @@ int tc_init(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	atomic_store(&eintr_caused, 0);
+	atomic_store(&spin_releases, 0);
+	atomic_store(&spin_wakes, 0);
 	if (sigaction(tc_signo(), &sa, &old_action) != 0)
 		return -1;
 	installed = 1;
@@ -161,6 +307,8 @@ void tc_attach_self(struct tc_park *p, uint32_t ident)
 	/* A previous owner of the block may have died with a signal undelivered: start
 	 * with nothing pending. */
 	atomic_store_explicit(&p->entered, atomic_load(&p->sent), memory_order_relaxed);
+	atomic_store_explicit(&p->cpu, -1, memory_order_relaxed);
+	atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
 	self_ident = ident;
 	self_park = p;
 }
@@ -251,8 +399,76 @@ int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *park
 
 void tc_resume(struct tc_target *t)
 {
-	atomic_store_explicit(&t->park->st, ST(t->req, PH_RELEASED), memory_order_release);
-	futex(&t->park->st, FUTEX_WAKE, 1, NULL);
+	atomic_store(&t->park->st, ST(t->req, PH_RELEASED));
+	if (atomic_load(&t->park->sleeping))
+		futex(&t->park->st, FUTEX_WAKE, 1, NULL);
+	else if (atomic_load_explicit(&tick_batch, memory_order_relaxed))
+		tc_release_flush(); /* it sleeps on the generation word */
+}
+
+void tc_release(struct tc_target *t)
+{
+	atomic_store(&t->park->st, ST(t->req, PH_RELEASED));
+}
+
+void tc_release_flush(void)
+{
+	atomic_fetch_add(&release_gen, 1);
+	futex(&release_gen, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+int tc_begin_tick(int batch, int want_cpu_after)
+{
+	int cpu = sched_getcpu();
+
+	atomic_store(&tick_batch, batch != 0);
+	atomic_store(&tick_cpu_after, want_cpu_after != 0);
+	atomic_store(&sampler_cpu, cpu);
+	return cpu;
+}
+
+int tc_park_cpu(const struct tc_park *p)
+{
+	return atomic_load_explicit(&p->cpu, memory_order_relaxed);
+}
+
+void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin)
+{
+	uint64_t budget = atomic_load_explicit(&spin_ns, memory_order_relaxed);
+
+	if (may_spin && budget > 0) {
+		uint64_t until = sb_now_ns() + budget;
+		if (until > deadline_ns)
+			until = deadline_ns;
+		do {
+			if (atomic_load(&doorbell) != seen) {
+				atomic_fetch_add_explicit(&spin_wakes, 1, memory_order_relaxed);
+				return;
+			}
+			cpu_relax();
+		} while (sb_now_ns() < until);
+	}
+	tc_wait(seen, deadline_ns);
+}
+
+void tc_set_spin_ns(uint64_t ns)
+{
+	atomic_store(&spin_ns, ns);
+}
+
+uint64_t tc_spin_ns(void)
+{
+	return atomic_load(&spin_ns);
+}
+
+uint64_t tc_spin_releases(void)
+{
+	return atomic_load(&spin_releases);
+}
+
+uint64_t tc_spin_wakes(void)
+{
+	return atomic_load(&spin_wakes);
 }
 
 int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns)

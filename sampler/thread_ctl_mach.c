@@ -150,6 +150,71 @@ void tc_resume(struct tc_target *t)
 	thread_resume(atomic_load(&t->park->port));
 }
 
+/* thread_suspend() is synchronous: nothing parks, so nothing spins or waits on a shared
+ * word; a batch release is a thread_resume() each. */
+void tc_release(struct tc_target *t)
+{
+	tc_resume(t);
+}
+
+void tc_release_flush(void)
+{
+}
+
+int tc_begin_tick(int batch, int want_cpu_after)
+{
+	(void)batch;
+	(void)want_cpu_after;
+	return -1;
+}
+
+int tc_park_cpu(const struct tc_park *p)
+{
+	(void)p;
+	return -1;
+}
+
+void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin)
+{
+	(void)may_spin;
+	tc_wait(seen, deadline_ns);
+}
+
+void tc_set_spin_ns(uint64_t ns)
+{
+	(void)ns;
+}
+
+uint64_t tc_spin_ns(void)
+{
+	return 0;
+}
+
+uint64_t tc_spin_releases(void)
+{
+	return 0;
+}
+
+uint64_t tc_spin_wakes(void)
+{
+	return 0;
+}
+
+/* thread_suspend() interrupts no system call: nothing to gain from peeking. */
+int tc_peek_open(pid_t tid)
+{
+	(void)tid;
+	return -1;
+}
+
+int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
+{
+	(void)fd;
+	(void)b;
+	(void)regs;
+	return -1;
+}
+
 int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns)
 {
 	thread_basic_info_data_t info;

@@ -9,11 +9,13 @@
 
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -347,7 +349,7 @@ static void test_idle_skip(void **state)
 			reused++;
 			assert_false(s->flags & SB_SAMPLE_RAN);
 			assert_true(s->weight_ns == 0);
-			assert_true(s->suspend_window_ns == 0);
+			assert_true(isnan(s->suspend_window_ns)); /* stopped nobody */
 			assert_true(s->depth >= 1);
 		}
 	}
@@ -382,7 +384,9 @@ static void test_eintr_counted(void **state)
 
 	atomic_store(&stop_work, 0);
 	atomic_store(&eintr_seen, 0);
+	setenv("SB_MACH_PEEK", "0", 1); /* signal the sleeper every tick */
 	start_mach(100, 0);
+	unsetenv("SB_MACH_PEEK");
 	assert_int_equal(pthread_create(&w.t, NULL, sleeper, &w), 0);
 	sleep_ms(300);
 	atomic_store(&stop_work, 1);
@@ -392,6 +396,68 @@ static void test_eintr_counted(void **state)
 		      stat("eintr_caused"));
 	assert_true(atomic_load(&eintr_seen) >= 3);
 	assert_true(stat("eintr_caused") >= atomic_load(&eintr_seen));
+}
+
+/* A thread blocked in nanosleep() is sampled without a signal: its samples are peeked,
+ * it sees (almost) no EINTR, and the peeked stacks hold the same chain a stop would give:
+ * the libc pc, then the caller of the frame-pointer function that blocked. */
+__attribute__((noinline)) void peek_blocker(void)
+{
+	struct timespec ts = { 0, 20000000L };
+	if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
+		atomic_fetch_add(&eintr_seen, 1);
+	__asm__ __volatile__("" ::: "memory"); /* not a tail call */
+}
+
+__attribute__((noinline)) void *peek_sleeper_main(void *arg)
+{
+	struct worker *w = arg;
+	sb_thread_begin(w->index);
+	while (!atomic_load(&stop_work))
+		peek_blocker();
+	sb_thread_end();
+	return NULL;
+}
+
+static void test_blocked_thread_peeked(void **state)
+{
+	(void)state;
+	struct worker w = { .index = 1 };
+	size_t peeked = 0, total = 0, named = 0;
+
+	atomic_store(&stop_work, 0);
+	atomic_store(&eintr_seen, 0);
+	start_mach(100, 0);
+	assert_int_equal(pthread_create(&w.t, NULL, peek_sleeper_main, &w), 0);
+	sleep_ms(400);
+	atomic_store(&stop_work, 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	stop_mach();
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		if (s->thread_index != 1)
+			continue;
+		total++;
+		if (!(s->flags & SB_SAMPLE_PEEKED))
+			continue;
+		peeked++;
+		assert_true(isnan(s->suspend_window_ns));
+		assert_true(isnan(s->stop_latency_ns));
+		for (uint32_t d = 0; d < s->depth; d++) {
+			Dl_info info;
+			uint64_t pc = sink->frames[s->frame_offset + d];
+			if (dladdr((void *)(uintptr_t)(pc - 1), &info) && info.dli_sname &&
+			    !strcmp(info.dli_sname, "peek_sleeper_main"))
+				named++;
+		}
+	}
+	print_message("peek: %zu samples, %zu peeked (%zu name the caller), %d EINTR, "
+		      "%.0f peeks, %.0f void\n", total, peeked, named, atomic_load(&eintr_seen),
+		      stat("peeks"), stat("peeks_void"));
+	assert_true(total >= 20);
+	assert_true(peeked * 10 >= total * 7); /* all but the first stops and rare races */
+	assert_true(named * 10 >= peeked * 9);
+	assert_true(atomic_load(&eintr_seen) * 10 <= (int)total);
 }
 
 static void test_bad_config(void **state)
@@ -418,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_churn_balanced),
 		cmocka_unit_test(test_idle_skip),
 		cmocka_unit_test(test_eintr_counted),
+		cmocka_unit_test(test_blocked_thread_peeked),
 		cmocka_unit_test(test_bad_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,15 +1,15 @@
-/* mach_scaling.c - per-tick cost of the `mach` sampler for 1..64 busy threads.
+/* mach_scaling.c - per-tick cost of the `mach` sampler for 1..64 busy threads, against
+ * this host's floors measured in the same run.
  *
- * Not part of the build (the lead owns the Makefile); build by hand after `make`:
- *   cc -O2 -g -fno-omit-frame-pointer -pthread -rdynamic -I. -o build/mach_scaling \
- *      tools/mach_scaling.c -Wl,--whole-archive build/libsampbench.a -Wl,--no-whole-archive \
- *      $(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) \
- *      -lhdf5_hl -ldl -lrt -lm
+ *   make build/mach_scaling      (also run by `make bench PROFILE=full`)
  *   build/mach_scaling [--hz F] [--seconds S] [--idle] [--no-rt] [N...]
  *
- * For each N it spins N threads in their slot leaves, samples them for S seconds and
- * prints one row: ticks done/planned, timeouts, stop latency and suspend window
- * percentiles, the sampler's CPU per tick and per thread-sample, and its CPU share. */
+ * First it calibrates the host (harness/calibrate.h) and prints the floors. Then for each
+ * N it spins N threads in their slot leaves, samples them for S seconds and prints one
+ * row: ticks done/planned, timeouts, stop latency and suspend window percentiles, the
+ * sampler's CPU per tick and per thread-sample, its CPU share, and the same as ratios to
+ * the floors: window p50 / rendezvous p50, window p99 / rendezvous p99, CPU per tick /
+ * (N x syscall p50). Absolute µs move 2-4x between hosts; the ratios are what compares. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "analysis/metrics.h"
+#include "harness/calibrate.h"
+#include "harness/host.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
 #include "workloads/workload.h"
@@ -69,15 +71,24 @@ int main(int argc, char **argv)
 		for (nn = 0; nn < 7; nn++)
 			ns[nn] = def[nn];
 
+	static struct sb_host host;
+	host_probe_calibrated(&host);
+	double f_w50 = host_fact(&host, "rendezvous_p50_ns"), f_w99 = host_fact(&host, "rendezvous_p99_ns");
+	double f_sys = host_fact(&host, "syscall_p50_ns");
+	printf("host %s (%s): floors syscall p50 %.2f us, futex_cross p50 %.1f us, "
+	       "rendezvous p50 %.1f us p99 %.1f us, spin budget %.0f us\n",
+	       host.fingerprint, host.kernel, f_sys / 1e3,
+	       host_fact(&host, "futex_cross_p50_ns") / 1e3, f_w50 / 1e3, f_w99 / 1e3,
+	       host_fact(&host, "spin_budget_ns") / 1e3);
 	struct sb_sink *sink = sink_create(1 << 20, 1 << 24);
 	double *v = malloc(sizeof(double) << 20);
 	if (!sink || !v) {
 		fprintf(stderr, "mach_scaling: out of memory\n");
 		return 1;
 	}
-	printf("%4s %6s %6s %8s %8s %8s %8s %8s %9s %9s %7s\n", "thr", "ticks", "planned",
-	       "timeouts", "stop50us", "stop99us", "win50us", "win99us", "cpu/tick", "us/thread",
-	       "cpu%");
+	printf("%4s %6s %6s %8s %8s %8s %8s %8s %9s %9s %7s %7s %7s %8s\n", "thr", "ticks",
+	       "planned", "timeouts", "stop50us", "stop99us", "win50us", "win99us", "cpu/tick",
+	       "us/thread", "cpu%", "w50/fl", "w99/fl", "tick/fl");
 	for (int k = 0; k < nn; k++) {
 		int n = ns[k];
 		pthread_t t[256];
@@ -114,10 +125,12 @@ int main(int argc, char **argv)
 		double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
 		double ticks = stat("ticks_done"), cpu = stat("sampler_cpu_ns");
 		double per_tick = cpu / ticks;
-		printf("%4d %6.0f %6.0f %8.0f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f\n", n, ticks,
-		       stat("ticks_planned"), stat("timeouts"), s50 / 1e3, s99 / 1e3, w50 / 1e3,
-		       w99 / 1e3, per_tick / 1e3, per_tick / 1e3 / (n + 1),
-		       100.0 * cpu / (seconds * 1e9));
+		printf("%4d %6.0f %6.0f %8.0f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f %7.2f %7.2f "
+		       "%8.1f\n",
+		       n, ticks, stat("ticks_planned"), stat("timeouts"), s50 / 1e3, s99 / 1e3,
+		       w50 / 1e3, w99 / 1e3, per_tick / 1e3, per_tick / 1e3 / (n + 1),
+		       100.0 * cpu / (seconds * 1e9), w50 / f_w50, w99 / f_w99,
+		       per_tick / (n * f_sys));
 		fflush(stdout);
 	}
 	return 0;

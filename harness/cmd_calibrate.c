@@ -1,0 +1,34 @@
+/* cmd_calibrate.c - `sampbench calibrate`: this host's floors, printed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../sampler/thread_ctl.h"
+#include "cli.h"
+#include "host.h"
+#include "show.h"
+
+/* Measures and prints the floors every run/bench/exec records (calibrate.h), so a
+ * profiler author can see what a suspend window can cost on this machine before
+ * running anything. */
+int cmd_calibrate(int argc, char **argv)
+{
+	struct sb_host host;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: sampbench calibrate\n\n"
+		       "Measures this host's floor for every mechanism sampbench times (system call,\n"
+		       "thread CPU clock, futex wake round trips, signal delivery, the mach\n"
+		       "rendezvous, ptrace interrupt) and prints p50/p99/max in µs with the machine\n"
+		       "fingerprint. Every run, bench and exec stores the same table in its file.\n");
+		return SB_EXIT_OK;
+	}
+	if (argc > 1) {
+		sb_err("unexpected argument '%s' (see 'sampbench calibrate --help')", argv[1]);
+		return SB_EXIT_USAGE;
+	}
+	host_probe_calibrated(&host);
+	show_host(stdout, &host);
+	show_calibration(stdout, &host);
+	printf("rendezvous spin budget: %.1f µs\n", (double)tc_spin_ns() / 1e3);
+	return SB_EXIT_OK;
+}

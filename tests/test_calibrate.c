@@ -1,0 +1,172 @@
+/* test_calibrate.c - host calibration rows and facts, the fingerprint, and the
+ * floor-relative metrics computed from them. No timing bounds: only structure, order
+ * (p50 <= p99 <= max) and the arithmetic of the ratios. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../analysis/metrics.h"
+#include "../harness/calibrate.h"
+#include "../harness/host.h"
+#include "../harness/run.h"
+#include "../sampler/sampler.h"
+#include "../sampler/thread_ctl.h"
+
+static const char *const mechanisms[] = {
+	"syscall",	 "thread_cpu_clock",  "futex_cross", "futex_same",	 "signal_cross",
+	"rendezvous_stop", "rendezvous_window", "rendezvous",  "ptrace_interrupt",
+};
+#define NMECH (sizeof(mechanisms) / sizeof(mechanisms[0]))
+
+static const struct sb_calib_row *row(const struct sb_host *h, const char *name,
+				      const char *phase)
+{
+	for (int i = 0; i < h->ncalib; i++)
+		if (!strcmp(h->calib[i].name, name) && !strcmp(h->calib[i].phase, phase))
+			return &h->calib[i];
+	return NULL;
+}
+
+static void test_rows_and_facts(void **state)
+{
+	struct sb_host *h = calloc(1, sizeof(*h));
+
+	(void)state;
+	assert_int_equal(calibrate_host(h, "start"), (int)NMECH);
+	assert_int_equal(calibrate_host(h, "end"), (int)NMECH);
+	for (size_t i = 0; i < NMECH; i++) {
+		for (int ph = 0; ph < 2; ph++) {
+			const struct sb_calib_row *c = row(h, mechanisms[i], ph ? "end" : "start");
+			assert_non_null(c);
+			if (c->n == 0) { /* not permitted here: it must say why */
+				assert_true(c->reason[0] != 0);
+				assert_true(isnan(c->p50_ns));
+				continue;
+			}
+			assert_true(c->p50_ns > 0);
+			assert_true(c->p50_ns <= c->p99_ns);
+			assert_true(c->p99_ns <= c->max_ns);
+		}
+		/* Facts come from the start phase only, and only where measured. */
+		char name[SB_NAME_LEN];
+		snprintf(name, sizeof(name), "%s_p99_ns", mechanisms[i]);
+		const struct sb_calib_row *c = row(h, mechanisms[i], "start");
+		if (c->n > 0)
+			assert_float_equal(host_fact(h, name), c->p99_ns, 1e-9);
+		else
+			assert_true(isnan(host_fact(h, name)));
+	}
+	/* These need nothing but this process: always measured. */
+	assert_true(row(h, "syscall", "start")->n > 0);
+	assert_true(row(h, "rendezvous", "start")->n > 0);
+	/* The rendezvous ends after the thread parked and was released: its phases nest. */
+	assert_true(host_fact(h, "rendezvous_stop_p50_ns") <= host_fact(h, "rendezvous_p50_ns"));
+	assert_float_equal(host_fact(h, "spin_budget_ns"), (double)tc_spin_ns(), 0.5);
+	free(h);
+}
+
+static void test_spin_budget_bounds(void **state)
+{
+	struct sb_host h;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(calibrate_spin_budget(&h), TC_SPIN_DEFAULT_NS);
+	host_fact_set(&h, "futex_cross_p50_ns", 20000);
+	assert_int_equal(calibrate_spin_budget(&h), 40000);
+	host_fact_set(&h, "futex_cross_p50_ns", 1000);
+	assert_int_equal(calibrate_spin_budget(&h), 10000);
+	host_fact_set(&h, "futex_cross_p50_ns", 1e6);
+	assert_int_equal(calibrate_spin_budget(&h), 150000);
+}
+
+static void test_fingerprint(void **state)
+{
+	struct sb_host a, b;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.nproc = 2;
+	host_fact_set(&a, "syscall_p50_ns", 230);
+	host_fact_set(&a, "futex_cross_p50_ns", 50000);
+	b = a;
+	host_fingerprint(&a);
+	host_fingerprint(&b);
+	assert_string_equal(a.fingerprint, b.fingerprint);
+	/* Page-table isolation: syscalls 4x dearer is another machine class. */
+	host_fact_set(&b, "syscall_p50_ns", 1000);
+	host_fingerprint(&b);
+	assert_string_not_equal(a.fingerprint, b.fingerprint);
+	/* Noise within the bucket is the same class. */
+	b = a;
+	host_fact_set(&b, "syscall_p50_ns", 260);
+	host_fingerprint(&b);
+	assert_string_equal(a.fingerprint, b.fingerprint);
+	b = a;
+	b.nproc = 8;
+	host_fingerprint(&b);
+	assert_string_not_equal(a.fingerprint, b.fingerprint);
+}
+
+static void test_floor_ratios(void **state)
+{
+	struct sb_host h;
+	struct sb_run r;
+	struct sb_stat_row stats[2] = { { "ticks_done", 100 }, { "sampler_cpu_ns", 2e6 } };
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	memset(&r, 0, sizeof(r));
+	metrics_clear(&r.metrics);
+	r.clock = SB_CLOCK_WALL;
+	r.threads = 2;
+	r.stats = stats;
+	r.nstats = 2;
+	r.metrics.stop_latency_p99_ns = 60e3;
+	r.metrics.suspend_window_p50_ns = 40e3;
+	r.metrics.suspend_window_p99_ns = 90e3;
+
+	metrics_floor_ratios(&r, &h, 0); /* no calibration: NaN, never a made-up floor */
+	assert_true(isnan(r.metrics.suspend_window_p99_floor_ratio));
+	assert_float_equal(r.metrics.sampler_cpu_per_tick_ns, 20e3, 1e-9);
+
+	host_fact_set(&h, "rendezvous_stop_p99_ns", 30e3);
+	host_fact_set(&h, "rendezvous_p50_ns", 20e3);
+	host_fact_set(&h, "rendezvous_p99_ns", 45e3);
+	host_fact_set(&h, "syscall_p50_ns", 1e3);
+	host_fact_set(&h, "ptrace_interrupt_p99_ns", 90e3);
+	metrics_floor_ratios(&r, &h, 0);
+	assert_float_equal(r.metrics.stop_latency_p99_floor_ratio, 2.0, 1e-12);
+	assert_float_equal(r.metrics.suspend_window_p50_floor_ratio, 2.0, 1e-12);
+	assert_float_equal(r.metrics.suspend_window_p99_floor_ratio, 2.0, 1e-12);
+	assert_float_equal(r.metrics.sampler_cpu_per_tick_floor_ratio, 10.0, 1e-12);
+
+	/* An out-of-process sampler is measured against ptrace's floor. */
+	stats[0] = (struct sb_stat_row){ "ticks", 100 };
+	metrics_floor_ratios(&r, &h, 1);
+	assert_float_equal(r.metrics.suspend_window_p99_floor_ratio, 1.0, 1e-12);
+	assert_float_equal(r.metrics.sampler_cpu_per_tick_ns, 20e3, 1e-9);
+
+	/* A signal handler's run time is not a rendezvous: no floor. */
+	r.clock = SB_CLOCK_CPU;
+	metrics_floor_ratios(&r, &h, 0);
+	assert_true(isnan(r.metrics.suspend_window_p99_floor_ratio));
+	assert_true(isnan(r.metrics.stop_latency_p99_floor_ratio));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_and_facts),
+		cmocka_unit_test(test_spin_budget_bounds),
+		cmocka_unit_test(test_fingerprint),
+		cmocka_unit_test(test_floor_ratios),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
