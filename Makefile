@@ -89,7 +89,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS) -lcmocka
 
 check: deps $(BIN) $(TEST_BINS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
 	$(Q)$(BIN) bench --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \

@@ -14,6 +14,7 @@
 #define GATE_MAX_RULES 64
 #define GATE_MAX_BUDGETS 128
 #define GATE_MAX_CONDS 8
+#define GATE_MAX_EXPECTS 32
 
 enum gate_dir {
 	GATE_UP,     /* higher is worse (latencies, tvd, errors) */
@@ -54,7 +55,21 @@ struct gate_budget {
 	struct gate_cond conds[GATE_MAX_CONDS];
 	int nconds;
 	int sign_test;                   /* fail only when the runs are over it significantly */
+	char host_fact[GATE_NAME_LEN];   /* `2.0 * host.F`: the limit is value x fact F of the
+					  * current file ("" for a constant); NaN fact: "not
+					  * measured" */
+	char floor_fact[GATE_NAME_LEN];  /* `floor host.F`: not applicable when this host's
+					  * floor F is at or over the limit */
 	char text[160];                  /* the rule as written, for reports */
+};
+
+/* `expect SAMPLER METRIC REASON...`: the one way to exempt a sampler from a failing rule.
+ * The row stays in the verdict, marked as expected, with the reason. */
+struct gate_expect {
+	int line;
+	char sampler[GATE_NAME_LEN];
+	char metric[GATE_NAME_LEN];
+	char reason[256];
 };
 
 struct gate_config {
@@ -67,6 +82,8 @@ struct gate_config {
 	int nrules;
 	struct gate_budget budgets[GATE_MAX_BUDGETS];
 	int nbudgets;
+	struct gate_expect expects[GATE_MAX_EXPECTS];
+	int nexpects;
 };
 
 /* Parses a budgets config held in text (name is used in errors: "name:LINE: problem").
@@ -82,10 +99,15 @@ struct gate_side {
 	const struct sb_host *host;
 	const struct sb_run *runs;
 	size_t nruns;
+	const char *only; /* judge only this sampler's cells (the others stay as references);
+			   * NULL: every cell */
 };
 
 enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING };
-enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN };
+/* NA: the metric is not measured for this sampler (a capability it does not claim, a host
+ * fact the file lacks) or the budget is not applicable on this host (floor over it): shown,
+ * never counted as a pass. EXEMPT: failed, but an `expect` line names it with a reason. */
+enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN, GATE_NA, GATE_EXEMPT };
 
 /* One row of the verdict: one check of one cell and metric. */
 struct gate_check {
@@ -100,17 +122,37 @@ struct gate_check {
 	double current;  /* current median (budgets: of the cell); NaN when none */
 	double p;        /* U-test p-value; sign-test p for sign-test budgets; else NaN */
 	double effect;   /* change in the bad direction (positive: worse), NaN for budgets */
-	int nbase, ncur; /* repetitions with a value */
-	char reason[224];
+	int nbase, ncur; /* repetitions with a value (pooled quantiles: samples) */
+	char reason[320];
+	char why[384];   /* budgets: which class rule applied and why the sampler is in it */
 };
 
 struct gate_result {
 	struct gate_check *checks;
 	size_t nchecks;
 	size_t failed, warned;
+	size_t na, exempt;      /* checks not measured / not applicable, and exempted */
 	char warnings[8][256]; /* host mismatch and the like, shown loudly */
 	int nwarnings;
+	char notes[8][256];    /* how the file was judged (A/B inside the file, timing not
+				* compared), printed above the verdict */
+	int nnotes;
 };
+
+/* The class of a sampler as the gate judges it: from the class stats a plugin's run
+ * carries (class_caps, class_abi), else the built-in table, else (a name this sampbench
+ * does not know, no class in the file) every capability assumed. */
+struct gate_class {
+	unsigned caps;   /* enum sb_sampler_caps */
+	int clock;       /* enum sb_clock */
+	int tick_driven;
+	int baseline;    /* the `none` reference: takes no samples, only run-level budgets */
+	char source[96]; /* where the class came from, for the verdict */
+};
+
+/* Fills cls for runs[0..n) of one sampler (the first ok run decides). */
+void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
+		   struct gate_class *cls);
 
 /* Evaluates cfg on cur, and against base when base is not NULL. Fills res (free with
  * gate_result_free). Returns 0, or -1 when out of memory. */

@@ -172,4 +172,8 @@ SAMPBENCH_EXPORT const struct sampbench_sampler sampbench_sampler = {
 	.stats = stats,
 	.thread_start = thread_start,
 	.thread_stop = thread_stop,
+	/* ABI 2: the class the gate judges it by (docs/gate.md "Classes"). Claim only what the
+	 * samples carry: a claimed capability whose metric comes out NaN fails the gate. */
+	.caps = SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS |
+		SAMPBENCH_CAP_SUSPEND_WINDOW | SAMPBENCH_CAP_TICK_DRIVEN,
 };

@@ -15,15 +15,20 @@
 
 static const char gate_usage[] =
 	"usage: sampbench gate [--baseline B.h5] [--budgets FILE] [--junit FILE] [--json FILE]\n"
-	"                      [--alias FROM=TO] CURRENT.h5\n"
+	"                      [--alias FROM=TO] [--sampler NAME] CURRENT.h5\n"
 	"\n"
 	"Checks CURRENT.h5, cell by cell (sampler, workload, threads, hz):\n"
 	"  - against the baseline: a metric regressed when a two-sided Mann-Whitney U test over\n"
 	"    the repetitions gives p < alpha AND its median moved the bad way by more than the\n"
 	"    metric's minimum effect (`regress` rules of the budgets file);\n"
-	"  - against absolute budgets on the median of each cell (`budget` rules), which may\n"
-	"    refer to another sampler of the same run (e.g. gperftools.thread_tvd + 0.01).\n"
-	"Prints one row per check and a verdict. Rules and formats: docs/gate.md.\n"
+	"  - against absolute budgets (`budget` rules) selecting samplers by class (clock,\n"
+	"    scope, capabilities), on the median of each cell, or for quantiles on every\n"
+	"    sample pooled with an order-statistic bound; a limit may be a host fact\n"
+	"    (2.0 * host.rendezvous_p99_ns) or another sampler's median;\n"
+	"  - a file holding variants A and B (an A/B bench): B against A inside the file.\n"
+	"Timing metrics are compared with a baseline only of the same host fingerprint.\n"
+	"Prints one row per check (a failed budget with the class rule that applied) and a\n"
+	"verdict. Rules and formats: docs/gate.md.\n"
 	"\n"
 	"  -b, --baseline FILE  baseline run file (default: none, budgets only)\n"
 	"  -B, --budgets FILE   rules (default: ci/budgets)\n"
@@ -31,7 +36,9 @@ static const char gate_usage[] =
 	"  -J, --json FILE      also write a JSON summary\n"
 	"  -a, --alias FROM=TO  judge CURRENT's runs of sampler FROM as sampler TO (e.g. a\n"
 	"                       fault sampler in place of its healthy twin); repeatable\n"
-	"  -q, --quiet          print only failed and warned rows and the verdict\n"
+	"  -s, --sampler NAME   judge only the cells of sampler NAME (after --alias; the others\n"
+	"                       stay as references): one verdict and exit status per sampler\n"
+	"  -q, --quiet          print only failed, warned, not measured and expected rows\n"
 	"  -h, --help           this help\n"
 	"\n"
 	"Exit: 0 every check passed, 1 a regression or a broken budget, 2 bad input.\n";
@@ -45,6 +52,7 @@ static struct env {
 	const char *alias[GATE_MAX_ALIASES];
 	int naliases;
 	int quiet;
+	const char *sampler;
 } env;
 
 static const struct env env_defaults = {
@@ -60,6 +68,7 @@ static int parse_args(int argc, char **argv)
 		{ "json", required_argument, NULL, 'J' },
 		{ "alias", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sampler", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -68,7 +77,7 @@ static int parse_args(int argc, char **argv)
 	env = env_defaults;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:B:j:J:a:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":b:B:j:J:a:s:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': env.baseline = optarg; break;
 		case 'B': env.budgets = optarg; break;
@@ -82,6 +91,7 @@ static int parse_args(int argc, char **argv)
 			env.alias[env.naliases++] = optarg;
 			break;
 		case 'q': env.quiet = 1; break;
+		case 's': env.sampler = optarg; break;
 		case 'h': return 1;
 		default: /* ':' missing value, '?' unknown option */
 			sb_getopt_error(c, argv, "gate");
@@ -139,7 +149,8 @@ static int load(const char *path, const char *what, struct loaded *l)
 		sb_err("cannot read %s '%s': %s", what, path, strerror(errno));
 		return -1;
 	}
-	if (h5_read(path, &l->host, &l->runs, &l->n, 0, err, sizeof(err)) != 0) {
+	/* with samples: quantile budgets are judged on every sample of a cell, pooled */
+	if (h5_read(path, &l->host, &l->runs, &l->n, 1, err, sizeof(err)) != 0) {
 		sb_err("cannot read %s: %s", what, err);
 		return -1;
 	}
@@ -186,6 +197,16 @@ static int apply_aliases(struct loaded *cur)
 	return 0;
 }
 
+/* --sampler NAME: the file must have runs of it. Returns 0, or -1 with the error said. */
+static int check_sampler_present(const struct loaded *cur, const char *name)
+{
+	for (size_t i = 0; i < cur->n; i++)
+		if (!strcmp(cur->runs[i].sampler, name))
+			return 0;
+	sb_err("--sampler %s: '%s' has no runs of %s", name, env.current, name);
+	return -1;
+}
+
 static void free_loaded(struct loaded *l)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -224,9 +245,13 @@ int cmd_gate(int argc, char **argv)
 		goto cleanup;
 	if (apply_aliases(&cur) != 0)
 		goto cleanup;
+	if (env.sampler && check_sampler_present(&cur, env.sampler) != 0)
+		goto cleanup;
 
-	struct gate_side cs = { env.current, &cur.host, cur.runs, cur.n };
-	struct gate_side bs = { env.baseline, &base.host, base.runs, base.n };
+	/* --sampler: only its cells are judged; the others stay as references (a budget
+	 * against gperftools, "does any sampler measure this here") */
+	struct gate_side cs = { env.current, &cur.host, cur.runs, cur.n, env.sampler };
+	struct gate_side bs = { env.baseline, &base.host, base.runs, base.n, NULL };
 	if (gate_eval(cfg, env.baseline ? &bs : NULL, &cs, &res) != 0) {
 		sb_err("out of memory");
 		rc = SB_EXIT_FAIL;

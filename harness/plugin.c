@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../sampler/fpwalk.h"
+#include "../sampler/sampler.h"
 #include "../sampler/sampbench_sampler.h"
 #include "../sampler/threads.h"
 
@@ -28,7 +29,19 @@ struct plugin_slot {
 	struct sampler s;             /* what the harness calls */
 	struct sb_sink *sink;         /* the harness's sink, set by start() */
 	struct sampbench_sink psink;  /* what the plugin pushes into */
+	unsigned abi;                 /* the plugin's ABI version (1 or 2) */
 };
+
+/* The ABI's class bits are sampbench's own, so a plugin's caps need no translation. */
+_Static_assert((unsigned)SAMPBENCH_CAP_PROCESS_WIDE == (unsigned)SB_CAP_PROCESS_WIDE &&
+		       (unsigned)SAMPBENCH_CAP_THREAD_IDS == (unsigned)SB_CAP_THREAD_IDS &&
+		       (unsigned)SAMPBENCH_CAP_WEIGHTS == (unsigned)SB_CAP_WEIGHTS && (unsigned)SAMPBENCH_CAP_STACKS == (unsigned)SB_CAP_STACKS &&
+		       (unsigned)SAMPBENCH_CAP_STOP_LATENCY == (unsigned)SB_CAP_STOP_LATENCY &&
+		       (unsigned)SAMPBENCH_CAP_SUSPEND_WINDOW == (unsigned)SB_CAP_SUSPEND_WINDOW,
+	       "class bits of sampbench_sampler.h and sampler.h differ");
+
+/* sizeof(struct sampbench_sampler) in ABI version 1: everything before `caps`. */
+#define PLUGIN_V1_SIZE offsetof(struct sampbench_sampler, caps)
 
 static struct plugin_slot slots[SB_MAX_PLUGINS];
 static int nslots;
@@ -124,23 +137,34 @@ static int slot_stop(struct plugin_slot *sl)
 }
 
 /* struct sb_stat and struct sampbench_stat have the same members; copy one by one anyway
- * so the ABI never depends on an internal layout. */
+ * so the ABI never depends on an internal layout. Two stats are appended: the plugin's
+ * class (`class_caps`, sb_sampler_caps bits plus SB_CLASS_TICK_DRIVEN) and its ABI
+ * version (`class_abi`), so the gate, which sees only the run file, judges a plugin by
+ * what it declared (or by the v1 defaults, which it then names). */
 static int slot_stats(struct plugin_slot *sl, struct sb_stat *out, int max)
 {
 	struct sampbench_stat st[SB_MAX_STATS];
-	if (!sl->p->stats)
-		return 0;
+	int n = 0;
+
 	if (max > SB_MAX_STATS)
 		max = SB_MAX_STATS;
-	int n = sl->p->stats(st, max);
-	if (n < 0)
+	if (max < 2)
 		return 0;
-	if (n > max)
-		n = max;
+	if (sl->p->stats) {
+		n = sl->p->stats(st, max - 2);
+		if (n < 0)
+			n = 0;
+		if (n > max - 2)
+			n = max - 2;
+	}
 	for (int i = 0; i < n; i++) {
 		out[i].name = st[i].name ? st[i].name : "unnamed";
 		out[i].value = st[i].value;
 	}
+	out[n++] = (struct sb_stat){ "class_caps",
+				     (double)(sl->s.caps | ((sl->s.flags & SB_SAMPLER_TICK_DRIVEN)
+								    ? SAMPBENCH_CAP_TICK_DRIVEN : 0)) };
+	out[n++] = (struct sb_stat){ "class_abi", (double)sl->abi };
 	return n;
 }
 
@@ -175,6 +199,14 @@ SLOT_FNS(4)
 SLOT_FNS(5)
 SLOT_FNS(6)
 SLOT_FNS(7)
+SLOT_FNS(8)
+SLOT_FNS(9)
+SLOT_FNS(10)
+SLOT_FNS(11)
+SLOT_FNS(12)
+SLOT_FNS(13)
+SLOT_FNS(14)
+SLOT_FNS(15)
 
 #define SLOT_SAMPLER(k)                                                                    \
 	{ .available = avail_##k, .start = start_##k, .stop = stop_##k, .stats = stats_##k, \
@@ -183,6 +215,8 @@ SLOT_FNS(7)
 static const struct sampler slot_templates[SB_MAX_PLUGINS] = {
 	SLOT_SAMPLER(0), SLOT_SAMPLER(1), SLOT_SAMPLER(2), SLOT_SAMPLER(3),
 	SLOT_SAMPLER(4), SLOT_SAMPLER(5), SLOT_SAMPLER(6), SLOT_SAMPLER(7),
+	SLOT_SAMPLER(8), SLOT_SAMPLER(9), SLOT_SAMPLER(10), SLOT_SAMPLER(11),
+	SLOT_SAMPLER(12), SLOT_SAMPLER(13), SLOT_SAMPLER(14), SLOT_SAMPLER(15),
 };
 
 /* ---- loading ---- */
@@ -221,16 +255,17 @@ const struct sampler *plugin_load(const char *path, char *err, size_t errlen)
 			 SAMPBENCH_SAMPLER_SYMBOL);
 		goto fail;
 	}
-	if (p->abi_version != SAMPBENCH_SAMPLER_ABI) {
+	if (p->abi_version != 1 && p->abi_version != SAMPBENCH_SAMPLER_ABI) {
 		snprintf(err, errlen,
 			 "sampler plugin '%s' was built for ABI version %u, this sampbench speaks "
-			 "version %d (rebuild it against sampler/sampbench_sampler.h)",
+			 "versions 1 and %d (rebuild it against sampler/sampbench_sampler.h)",
 			 path, p->abi_version, SAMPBENCH_SAMPLER_ABI);
 		goto fail;
 	}
-	if (p->struct_size < sizeof(*p)) {
+	size_t need = p->abi_version == 1 ? PLUGIN_V1_SIZE : sizeof(*p);
+	if (p->struct_size < need) {
 		snprintf(err, errlen, "sampler plugin '%s' has struct_size %u, expected at least %zu",
-			 path, p->struct_size, sizeof(*p));
+			 path, p->struct_size, need);
 		goto fail;
 	}
 	if (!p->name || !*p->name || !p->start || !p->stop) {
@@ -251,11 +286,17 @@ const struct sampler *plugin_load(const char *path, char *err, size_t errlen)
 	sl->s.name = p->name;
 	sl->s.description = p->description ? p->description : "plugin";
 	sl->s.clock = p->clock == SAMPBENCH_CLOCK_WALL ? SB_CLOCK_WALL : SB_CLOCK_CPU;
-	sl->s.flags = 0;
+	sl->abi = p->abi_version;
+	/* v1 has no class: the documented defaults (sampbench_sampler.h), never read past
+	 * the v1 struct */
+	unsigned caps = p->abi_version == 1 ? SAMPBENCH_CAPS_V1_DEFAULT |
+						      (p->clock == SAMPBENCH_CLOCK_CPU
+							       ? SAMPBENCH_CAP_TICK_DRIVEN : 0)
+					    : p->caps;
+	sl->s.flags = (caps & SAMPBENCH_CAP_TICK_DRIVEN) ? SB_SAMPLER_TICK_DRIVEN : 0;
+	sl->s.caps = caps & 0xffffu;
 	if (!p->available)
 		sl->s.available = NULL;
-	if (!p->stats)
-		sl->s.stats = NULL;
 	if (!p->thread_start)
 		sl->s.thread_start = NULL;
 	if (!p->thread_stop)

@@ -17,6 +17,7 @@ const struct sampler sampler_none = {
 	.name = "none",
 	.description = "no sampler: the workload alone, reference for overhead",
 	.clock = SB_CLOCK_CPU,
+	.caps = 0,
 	.flags = SB_SAMPLER_BASELINE,
 	.start = none_start,
 	.stop = none_stop,

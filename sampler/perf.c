@@ -426,6 +426,7 @@ const struct sampler sampler_perf = {
 	.name = "perf",
 	.description = "perf_event_open task-clock per thread, kernel callchains (reference)",
 	.clock = SB_CLOCK_CPU,
+	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS,
 	.flags = 0,
 	.available = perf_available,
 	.start = perf_start,

@@ -1,4 +1,4 @@
-/* sampbench_sampler.h - the bring-your-own-sampler ABI (version 1).
+/* sampbench_sampler.h - the bring-your-own-sampler ABI (version 2).
  *
  * A plugin is a shared object that exports one symbol, `sampbench_sampler`, of type
  * `const struct sampbench_sampler`. sampbench loads it with dlopen() when a sampler name
@@ -14,8 +14,11 @@
  * Samples go through sink->push(), which is lock-free and async-signal-safe, so it may be
  * called from a signal handler or while another thread is stopped.
  *
- * Compatibility: abi_version must equal SAMPBENCH_SAMPLER_ABI; struct_size lets a future
- * minor revision append fields. A mismatch is refused with a clear error. */
+ * Compatibility: abi_version 2 (this header) appends the class fields (`caps`) to
+ * struct sampbench_sampler; plugins built against version 1 keep loading, judged with the
+ * documented v1 defaults (SAMPBENCH_CAPS_V1_DEFAULT; the gate names them in its verdict).
+ * Any other version, or a struct_size smaller than its version's struct, is refused with
+ * a clear error. */
 #ifndef SAMPBENCH_SAMPLER_H
 #define SAMPBENCH_SAMPLER_H
 
@@ -26,7 +29,7 @@
 extern "C" {
 #endif
 
-#define SAMPBENCH_SAMPLER_ABI 1
+#define SAMPBENCH_SAMPLER_ABI 2
 #define SAMPBENCH_SAMPLER_SYMBOL "sampbench_sampler"
 
 /* What a plugin exports; put this in front of its definition. */
@@ -43,6 +46,26 @@ enum sampbench_sample_flags { /* same bits as sampbench's own samples */
 	SAMPBENCH_SAMPLE_WALK_ERROR = 1u << 2, /* the walk stopped on an invalid frame */
 	SAMPBENCH_SAMPLE_REUSED = 1u << 3,     /* stack reused without stopping the thread */
 };
+
+/* The sampler's class (`caps`): what it claims to measure and how it reaches threads. The
+ * gate (`sampbench gate`, docs/gate.md) picks its rules by class, never by name: a metric
+ * a claimed capability needs that comes out NaN fails the gate; an unclaimed one is
+ * reported "not measured". Metrics that come out measured are judged either way. */
+enum sampbench_caps {
+	SAMPBENCH_CAP_PROCESS_WIDE = 1u << 0,   /* one process-wide signal (setitimer): the kernel
+						 * picks the thread; unset: reaches each thread */
+	SAMPBENCH_CAP_THREAD_IDS = 1u << 1,     /* samples carry tid / thread_index */
+	SAMPBENCH_CAP_WEIGHTS = 1u << 2,        /* samples carry weight_ns */
+	SAMPBENCH_CAP_STACKS = 1u << 3,         /* samples carry frames */
+	SAMPBENCH_CAP_STOP_LATENCY = 1u << 4,   /* samples carry stop_latency_ns */
+	SAMPBENCH_CAP_SUSPEND_WINDOW = 1u << 5, /* samples carry suspend_window_ns */
+	SAMPBENCH_CAP_TICK_DRIVEN = 1u << 16,   /* rate capped by the kernel tick (CONFIG_HZ) */
+};
+
+/* What a version-1 plugin (no caps field) is assumed to be: per-thread, with thread ids,
+ * weights and stacks, no latencies, tick-driven when its clock is CPU. */
+#define SAMPBENCH_CAPS_V1_DEFAULT                                                          \
+	(SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS)
 
 /* One sample as a plugin hands it over. Unknown doubles are NaN, unknown ints -1. */
 struct sampbench_sample {
@@ -115,6 +138,9 @@ struct sampbench_sampler {
 	 * every thread the program creates with pthread_create, and for the main thread. */
 	void (*thread_start)(int thread_index);
 	void (*thread_stop)(int thread_index);
+	/* ABI 2. The class: enum sampbench_caps, or-ed. Claim only what your samples carry:
+	 * a claimed capability whose metric comes out NaN fails the gate. */
+	uint32_t caps;
 };
 
 #ifdef __cplusplus

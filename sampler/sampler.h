@@ -30,6 +30,19 @@ enum sb_sampler_flags {
 	SB_SAMPLER_TEST = 1u << 4,        /* internal test sampler, hidden from `list` */
 };
 
+/* What a sampler is, for the gate's class rules (docs/gate.md "Classes"): what it claims
+ * to measure and how it reaches threads. A budget whose metric needs a capability the
+ * sampler claims fails on NaN; one it does not claim is reported "not measured". */
+enum sb_sampler_caps {
+	SB_CAP_PROCESS_WIDE = 1u << 0,   /* scope: one process-wide signal, the kernel picks the
+					  * thread (setitimer); unset: reaches each thread itself */
+	SB_CAP_THREAD_IDS = 1u << 1,     /* samples carry the thread (tid or workload slot) */
+	SB_CAP_WEIGHTS = 1u << 2,        /* samples carry the CPU time they stand for */
+	SB_CAP_STACKS = 1u << 3,         /* samples carry a walked stack */
+	SB_CAP_STOP_LATENCY = 1u << 4,   /* samples carry trigger -> stopped latency */
+	SB_CAP_SUSPEND_WINDOW = 1u << 5, /* samples carry how long the thread was kept off CPU */
+};
+
 struct sb_config {
 	double hz;           /* requested sampling frequency */
 	int threads;         /* workload threads */
@@ -54,6 +67,7 @@ struct sampler {
 	const char *description;
 	enum sb_clock clock;
 	unsigned flags; /* enum sb_sampler_flags */
+	unsigned caps;  /* enum sb_sampler_caps: the class the gate judges it by */
 
 	/* Optional. Returns 0 when the mechanism is usable here; otherwise writes why (one
 	 * line) and returns -1, and the run is recorded as skipped. */

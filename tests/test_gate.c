@@ -19,6 +19,7 @@
 
 #include "../analysis/gate.h"
 #include "../analysis/mwu.h"
+#include "../sampler/sampler.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -143,6 +144,13 @@ static void test_config_errors_name_the_line(void **state)
 			    "second regress rule");
 	expect_config_error("alpha 2\n", 1, "0 < P < 1");
 	expect_config_error("frobnicate\n", 1, "unknown directive 'frobnicate'");
+	expect_config_error("budget * rate_accuracy >= 1 if clock=gpu\n", 1, "unknown clock 'gpu'");
+	expect_config_error("budget * rate_accuracy >= 1 if scope=galaxy\n", 1, "unknown scope");
+	expect_config_error("budget * rate_accuracy >= 1 if has=magic\n", 1,
+			    "unknown capability 'magic'");
+	expect_config_error("budget * suspend_window_p99_ns <= 1 floor rendezvous\n", 1,
+			    "'floor' needs a host fact");
+	expect_config_error("expect ctimer nosuch_metric why\n", 1, "unknown metric");
 }
 
 /* --- verdicts on synthetic runs --- */
@@ -215,8 +223,8 @@ static const struct gate_check *find_check(const struct gate_result *res, enum g
 
 static void eval(struct gate_result *res, int with_base)
 {
-	struct gate_side b = { "base.h5", &host_a, base_runs, nbase };
-	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur };
+	struct gate_side b = { "base.h5", &host_a, base_runs, nbase, NULL };
+	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur, NULL };
 	assert_int_equal(gate_eval(&cfg, with_base ? &b : NULL, &c, res), 0);
 }
 
@@ -320,7 +328,7 @@ static void test_sign_test_budget(void **state)
 		for (int i = 0; i < 5; i++)
 			add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i)
 				->metrics.suspend_window_p99_ns = pass ? slow[i] : mixed[i];
-		struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur };
+		struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur, NULL };
 		assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
 		const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
 							"suspend_window_p99_ns");
@@ -393,6 +401,367 @@ static void test_missing_cells_failed_runs_and_host_mismatch(void **state)
 	gate_result_free(&res);
 }
 
+
+/* --- classes, not names (issue 12) --- */
+
+static struct gate_config ccfg;
+
+static const struct gate_check *find_budget_line(const struct gate_result *res,
+						 const char *sampler, const char *metric, int line)
+{
+	char tag[32];
+	snprintf(tag, sizeof(tag), "c:%d)", line);
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		if (k->kind == GATE_BUDGET && !strcmp(k->sampler, sampler) &&
+		    !strcmp(k->metric, metric) && (!line || strstr(k->reason, tag) || strstr(k->why, tag)))
+			return k;
+	}
+	return NULL;
+}
+
+static void eval_cfg(const struct gate_config *c, struct gate_result *res)
+{
+	struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+	assert_int_equal(gate_eval(c, NULL, &cs, res), 0);
+}
+
+/* Sets a run's class stats as harness/plugin.c does for a plugin. */
+static void set_class(struct sb_run *r, unsigned caps, int abi)
+{
+	static struct sb_stat_row rows[MAXRUNS][2];
+	struct sb_stat_row *st = rows[r - cur_runs];
+	snprintf(st[0].name, sizeof(st[0].name), "class_caps");
+	st[0].value = caps;
+	snprintf(st[1].name, sizeof(st[1].name), "class_abi");
+	st[1].value = abi;
+	r->stats = st;
+	r->nstats = 2;
+}
+
+static void test_class_rules_by_what_a_sampler_is(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse("budget * thread_tvd <= 0.05 if scope=thread\n"
+					   "budget * thread_tvd <= 0.35 if scope=process\n"
+					   "budget * magnitude_error <= 0.1 if has=weights\n"
+					   "budget * rate_accuracy >= 0.9 if clock=wall\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	/* a plugin declaring a process-wide timer, tvd 0.5 (one of 2 threads): over 0.35 */
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "my-itimer", "balanced", 2, 100, i);
+		r->metrics.thread_tvd = 0.5;
+		set_class(r, SB_CAP_PROCESS_WIDE | SB_CAP_THREAD_IDS, 2);
+	}
+	/* a name this sampbench never heard of, no class in the file: every rule of its
+	 * clock applies, per-thread */
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "mystery", "balanced", 2, 100, i);
+		r->metrics.thread_tvd = 0.2;
+		r->metrics.magnitude_error = 0.5;
+	}
+	/* the built-in itimer is process-wide by its table entry: 0.2 passes 0.35 */
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "itimer", "balanced", 2, 100, i);
+		r->metrics.thread_tvd = 0.2;
+		r->metrics.magnitude_error = 0.01;
+	}
+	eval_cfg(&ccfg, &res);
+
+	const struct gate_check *k = find_budget_line(&res, "my-itimer", "thread_tvd", 2);
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_non_null(strstr(k->why, "rule c:2"));
+	assert_non_null(strstr(k->why, "process-wide signal"));
+	assert_non_null(strstr(k->why, "declared by the plugin"));
+	assert_null(find_budget_line(&res, "my-itimer", "thread_tvd", 1));
+	assert_null(find_budget_line(&res, "my-itimer", "magnitude_error", 0)); /* no weights */
+	k = find_budget_line(&res, "mystery", "thread_tvd", 1);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_non_null(strstr(k->why, "every capability assumed"));
+	assert_int_equal(find_budget_line(&res, "mystery", "magnitude_error", 3)->state, GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "itimer", "thread_tvd", 2)->state, GATE_PASS);
+	assert_null(find_budget_line(&res, "itimer", "rate_accuracy", 0)); /* cpu clock */
+	assert_int_equal(res.failed, 3);
+	gate_result_free(&res);
+
+	/* the same plugin built against ABI v1: the defaults (per-thread) and the verdict
+	 * says they were assumed */
+	for (size_t i = 0; i < 3; i++)
+		set_class(&cur_runs[i], SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS, 1);
+	eval_cfg(&ccfg, &res);
+	k = find_budget_line(&res, "my-itimer", "thread_tvd", 1);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_non_null(strstr(k->why, "v1 defaults assumed"));
+	gate_result_free(&res);
+}
+
+static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse("budget * suspend_window_p50_ns <= 1ms\n"
+					   "budget * misattributed_fraction <= 0.01\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		/* ctimer measures both: the workload defines them */
+		struct sb_run *r = add_run(cur_runs, &ncur, "ctimer", "balanced", 2, 100, i);
+		r->metrics.suspend_window_p50_ns = 10e3;
+		r->metrics.misattributed_fraction = 0;
+		/* perf does not claim suspend windows: NaN is "not measured" */
+		add_run(cur_runs, &ncur, "perf", "balanced", 2, 100, i)->metrics.misattributed_fraction = 0;
+		/* a plugin claiming windows and stacks that gives neither */
+		set_class(add_run(cur_runs, &ncur, "claims-all", "balanced", 2, 100, i),
+			  SB_CAP_THREAD_IDS | SB_CAP_STACKS | SB_CAP_SUSPEND_WINDOW, 2);
+		/* hotspot: nobody's leaf names a thread, misattributed is undefined there */
+		add_run(cur_runs, &ncur, "ctimer", "hotspot", 2, 100, i)->metrics.suspend_window_p50_ns = 10e3;
+	}
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "perf", "suspend_window_p50_ns", 0);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "not measured: perf does not claim suspend_window"));
+	k = find_budget_line(&res, "claims-all", "suspend_window_p50_ns", 0);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_non_null(strstr(k->reason, "claims it"));
+	assert_int_equal(find_budget_line(&res, "claims-all", "misattributed_fraction", 0)->state,
+			 GATE_FAIL);
+	for (size_t i = 0; i < res.nchecks; i++)
+		if (!strcmp(res.checks[i].workload, "hotspot") &&
+		    !strcmp(res.checks[i].metric, "misattributed_fraction")) {
+			assert_int_equal(res.checks[i].state, GATE_NA);
+			assert_non_null(strstr(res.checks[i].reason, "no sampler of this file"));
+		}
+	assert_int_equal(res.failed, 2);
+	assert_int_equal(res.na, 2);
+	gate_result_free(&res);
+}
+
+static void test_expect_line_exempts_with_reason(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	expect_config_error("expect ptrace suspend_window_p99_ns\n", 1, "the reason is required");
+	assert_int_equal(gate_config_parse("budget * rate_accuracy >= 0.95\n"
+					   "expect ctimer rate_accuracy measured 0.9 here, see README\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	assert_int_equal(ccfg.nexpects, 1);
+	assert_string_equal(ccfg.expects[0].reason, "measured 0.9 here, see README");
+	add_cell(cur_runs, &ncur, "ctimer", 2, 3, 0.9, NAN);
+	add_cell(cur_runs, &ncur, "perf", 2, 3, 0.9, NAN);
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "ctimer", "rate_accuracy", 0);
+	assert_int_equal(k->state, GATE_EXEMPT);
+	assert_non_null(strstr(k->reason, "EXPECTED (c:2: measured 0.9 here, see README)"));
+	assert_int_equal(find_budget_line(&res, "perf", "rate_accuracy", 0)->state, GATE_FAIL);
+	assert_int_equal(res.failed, 1);
+	assert_int_equal(res.exempt, 1);
+	gate_result_free(&res);
+}
+
+static const char suspend_rules[] =
+	"budget * suspend_window_p99_ns <= 100us floor host.rendezvous_p99_ns if has=suspend_window\n"
+	"budget * suspend_window_p99_ns <= 2.0 * host.rendezvous_p99_ns if has=suspend_window\n";
+
+static void test_host_fact_and_floor_budgets(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse(suspend_rules, "c", &ccfg, err, sizeof(err)), 0);
+	assert_string_equal(ccfg.budgets[0].floor_fact, "rendezvous_p99_ns");
+	assert_string_equal(ccfg.budgets[1].host_fact, "rendezvous_p99_ns");
+	assert_true(ccfg.budgets[1].value == 2.0);
+	expect_config_error("budget * suspend_window_p99_ns <= 2 * rendezvous\n", 1, "host fact");
+	add_cell(cur_runs, &ncur, "mach", 2, 3, 1.0, 250e3);       /* healthy on a slow host */
+	add_cell(cur_runs, &ncur, "fault-slow", 2, 3, 1.0, 2.1e6); /* 2 ms holds */
+
+	/* no calibration in the file: the relative budget is "not measured", visibly */
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 2);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "no host fact rendezvous_p99_ns"));
+	assert_int_equal(find_budget_line(&res, "mach", "suspend_window_p99_ns", 1)->state, GATE_FAIL);
+	gate_result_free(&res);
+
+	/* this host's floor (150 us) is over 100 us: the absolute budget is not applicable,
+	 * said in its row; the relative one (300 us) judges: mach passes, fault-slow fails */
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_p99_ns", 150e3), 0);
+	eval_cfg(&ccfg, &res);
+	k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 1);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "absolute budget not applicable: floor 150.0µs"));
+	k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 2);
+	assert_int_equal(k->state, GATE_PASS);
+	assert_true(k->baseline == 300e3);
+	assert_int_equal(find_budget_line(&res, "fault-slow", "suspend_window_p99_ns", 2)->state,
+			 GATE_FAIL);
+	assert_int_equal(res.failed, 1);
+	gate_result_free(&res);
+
+	/* a fast host (floor 30 us): both apply; fault-slow fails both */
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_p99_ns", 30e3), 0);
+	eval_cfg(&ccfg, &res);
+	assert_int_equal(find_budget_line(&res, "fault-slow", "suspend_window_p99_ns", 1)->state,
+			 GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "fault-slow", "suspend_window_p99_ns", 2)->state,
+			 GATE_FAIL);
+	gate_result_free(&res);
+}
+
+/* Deterministic uniform in [0, 1). */
+static double urand(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+/* Gives run r n samples of a wall sampler with suspend windows from window(u). */
+static void give_samples(struct sb_run *r, size_t n, double base_ns, double spread_ns,
+			 double tail_frac, double tail_ns, uint64_t *seed)
+{
+	r->samples = calloc(n, sizeof(*r->samples));
+	assert_non_null(r->samples);
+	r->nsamples = n;
+	r->clock = SB_CLOCK_WALL;
+	for (size_t i = 0; i < n; i++) {
+		struct sb_sample *s = &r->samples[i];
+		s->thread_index = (int32_t)(i % 2);
+		s->stop_latency_ns = NAN;
+		s->suspend_window_ns = urand(seed) < tail_frac ? tail_ns : base_ns + spread_ns * urand(seed);
+	}
+}
+
+static void free_samples(void)
+{
+	for (size_t i = 0; i < ncur; i++) {
+		free(cur_runs[i].samples);
+		cur_runs[i].samples = NULL;
+	}
+}
+
+/* The p99 of 300 samples is their third largest value: a budget on it is judged on all
+ * samples pooled, failing only when the order-statistic bound lies above the limit. */
+static void test_pooled_quantile_budget(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	uint64_t seed = 42;
+	assert_int_equal(gate_config_parse("budget * suspend_window_p99_ns <= 100us\n", "c", &ccfg,
+					   err, sizeof(err)), 0);
+	/* 4 of 300 at 500 us: the point p99 is over (500 us), but 1.3 % over is consistent
+	 * with a true p99 under 100 us: pass */
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i);
+		give_samples(r, 100, 20e3, 60e3, 0, 0, &seed);
+		r->metrics.suspend_window_p99_ns = 500e3; /* what a per-run p99 would say */
+	}
+	cur_runs[0].samples[10].suspend_window_ns = cur_runs[1].samples[20].suspend_window_ns =
+		cur_runs[2].samples[30].suspend_window_ns = cur_runs[2].samples[31].suspend_window_ns = 500e3;
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 0);
+	assert_int_equal(k->state, GATE_PASS);
+	assert_int_equal(k->ncur, 300);
+	assert_true(k->current > 100e3); /* the point estimate */
+	assert_non_null(strstr(k->reason, "pooled p99 of 300 samples"));
+	gate_result_free(&res);
+	free_samples();
+
+	/* 5 % of windows at 2 ms: the whole interval is over: fail */
+	ncur = 0;
+	for (int i = 0; i < 3; i++)
+		give_samples(add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i), 100, 20e3, 60e3,
+			     0.05, 2e6, &seed);
+	eval_cfg(&ccfg, &res);
+	k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 0);
+	assert_int_equal(k->state, GATE_FAIL);
+	gate_result_free(&res);
+	free_samples();
+}
+
+static void test_timing_compared_within_one_fingerprint(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse("regress suspend_window_p99_ns up 20us\n"
+					   "regress rate_accuracy off-one 0.05\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	add_cell(base_runs, &nbase, "mach", 2, 5, 0.99, 50e3);
+	add_cell(cur_runs, &ncur, "mach", 2, 5, 0.80, 500e3);
+	snprintf(host_a.fingerprint, sizeof(host_a.fingerprint), "kvm-2c-pti");
+	snprintf(host_b.fingerprint, sizeof(host_b.fingerprint), "bare-8c");
+	struct gate_side b = { "base.h5", &host_a, base_runs, nbase, NULL };
+	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+	assert_int_equal(gate_eval(&ccfg, &b, &c, &res), 0);
+	assert_null(find_check(&res, GATE_REGRESSION, "mach", 2, "suspend_window_p99_ns"));
+	assert_int_equal(find_check(&res, GATE_REGRESSION, "mach", 2, "rate_accuracy")->state,
+			 GATE_FAIL);
+	assert_int_equal(res.nnotes, 1);
+	assert_non_null(strstr(res.notes[0], "timing metrics were not compared"));
+	assert_non_null(strstr(res.notes[0], "kvm-2c-pti"));
+	gate_result_free(&res);
+
+	snprintf(host_b.fingerprint, sizeof(host_b.fingerprint), "kvm-2c-pti");
+	assert_int_equal(gate_eval(&ccfg, &b, &c, &res), 0);
+	assert_int_equal(find_check(&res, GATE_REGRESSION, "mach", 2, "suspend_window_p99_ns")->state,
+			 GATE_FAIL);
+	assert_int_equal(res.nnotes, 0);
+	gate_result_free(&res);
+}
+
+/* One A/B file: reps interleaved, B = A's build (HEAD vs HEAD) or A with a 30 us longer
+ * hold. Windows: a level per repetition (the host state both runs of a pair share,
+ * 50-130 us as the p50 on this VM), 15 us of run-to-run jitter, 60 us of per-sample spread
+ * and 1 % of 1.5 ms stalls. Returns the number of failed checks; *hit is set when the
+ * suspend window p50 was called a regression. */
+static size_t ab_trial(uint64_t seed, double hold_ns, int *hit)
+{
+	struct gate_result res;
+	free_samples();
+	ncur = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		double host_level = 50e3 + 80e3 * urand(&seed);
+		for (int v = 0; v < 2; v++) {
+			struct sb_run *r = add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, rep);
+			snprintf(r->variant, sizeof(r->variant), "%s", v ? "B" : "A");
+			double level = host_level + 15e3 * urand(&seed);
+			give_samples(r, 200, level + (v ? hold_ns : 0), 60e3, 0.01, 1.5e6, &seed);
+			r->metrics.rate_accuracy = 0.98 + 0.04 * urand(&seed);
+		}
+	}
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_check(&res, GATE_REGRESSION, "mach", 2,
+						 "suspend_window_p50_ns");
+	assert_non_null(k);
+	*hit = k->state == GATE_FAIL;
+	assert_int_equal(res.nnotes, 1);
+	assert_non_null(strstr(res.notes[0], "same-run A/B"));
+	size_t failed = res.failed;
+	gate_result_free(&res);
+	return failed;
+}
+
+static void test_same_run_ab(void **state)
+{
+	(void)state;
+	assert_int_equal(gate_config_parse("regress rate_accuracy off-one 0.05\n"
+					   "regress suspend_window_p50_ns up 5us 25%\n"
+					   "regress suspend_window_p99_ns up 20us 25%\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	int hit, hits = 0;
+	size_t false_alarms = 0;
+	for (uint64_t t = 0; t < 50; t++) {
+		false_alarms += ab_trial(1000 + t, 0, &hit);
+		hits += ab_trial(2000 + t, 30e3, &hit) > 0 && hit;
+	}
+	free_samples();
+	ncur = 0;
+	printf("A/B: HEAD vs HEAD %zu regressions in 50 files; 30 us hold found in %d of 50\n",
+	       false_alarms, hits);
+	if (false_alarms != 0 || hits != 50)
+		fail_msg("HEAD vs HEAD: %zu regressions in 50 files (want 0); 30 us hold found in "
+			 "%d of 50 (want 50)", false_alarms, hits);
+}
+
 static char tmpdir[] = "/tmp/sbgate.XXXXXX";
 
 static void test_junit_and_json(void **state)
@@ -403,7 +772,7 @@ static void test_junit_and_json(void **state)
 	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
 	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.80, NAN);
 	eval(&res, 1);
-	struct gate_side c = { "cur<&>.h5", &host_b, cur_runs, ncur };
+	struct gate_side c = { "cur<&>.h5", &host_b, cur_runs, ncur, NULL };
 
 	snprintf(path, sizeof(path), "%s/g.xml", tmpdir);
 	assert_int_equal(gate_write_junit(path, &res, err, sizeof(err)), 0);
@@ -526,20 +895,10 @@ static void test_cli_bad_input_exits_2(void **state)
 	unlink(matrix);
 }
 
-/* The fault tests' budgets: thresholds halfway between what the healthy twin and the
- * fault give on this machine class, wide enough for a loaded 2-core VM and for 3
- * repetitions (too few for the U test). The CI budgets (ci/budgets) are stricter. */
-static const char fault_budgets[] =
-	"budget itimer thread_tvd <= 0.5\n"
-	"budget ctimer rate_accuracy >= 0.78\n"
-	"budget ctimer misattributed_fraction <= 0.05\n"
-	"budget ctimer stack_correct_fraction >= 0.9\n"
-	"budget mach suspend_window_p50_ns <= 1ms\n"
-	"budget * failed_runs == 0\n";
-
 /* Runs `sampler` reps x on balanced, 2 threads, 100 Hz, into tmpdir/SAMPLER-REPS.h5 (once:
  * later calls reuse the file) and writes that path into h5. Fails the test when the run
- * does not succeed. */
+ * does not succeed. (Every fault sampler and defective plugin is gated under its own name
+ * with ci/budgets by tests/gate_defects.sh.) */
 static void run_file(const char *sampler, const char *reps, const char *duration, char *h5,
 		     size_t len)
 {
@@ -551,93 +910,6 @@ static void run_file(const char *sampler, const char *reps, const char *duration
 					    "-o", h5));
 	if (rc != 0)
 		fail_msg("run %s: exit %d: %s", sampler, rc, out);
-}
-
-/* Gates `sampler`'s runs as `twin` with fault_budgets. Returns the gate's exit status; its
- * output is in out. */
-static int gate_sampler(const char *sampler, const char *twin, const char *reps,
-			const char *duration)
-{
-	char h5[256], budgets[256], alias[128];
-	snprintf(budgets, sizeof(budgets), "%s/fault.budgets", tmpdir);
-	snprintf(alias, sizeof(alias), "%s=%s", sampler, twin);
-	write_file(budgets, fault_budgets);
-	run_file(sampler, reps, duration, h5, sizeof(h5));
-	if (strcmp(sampler, twin))
-		return run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--alias", alias, h5));
-	return run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, h5));
-}
-
-/* Asserts the gate failed with a ✗ row of twin's cell naming one of the metrics. */
-static void expect_fault_caught(const char *fault, const char *twin, const char *reps,
-				const char *duration, const char *metric, const char *metric2)
-{
-	int rc = gate_sampler(fault, twin, reps, duration);
-	char row[128];
-	snprintf(row, sizeof(row), "✗ %s/balanced/2t/100Hz", twin);
-	const char *line = strstr(out, row);
-	int named = 0;
-	for (const char *p = line; p && !named; p = strstr(p + 1, row)) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char buf[512];
-		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1), p);
-		named = strstr(buf, metric) || (metric2 && strstr(buf, metric2));
-	}
-	if (rc != 1 || !named)
-		fail_msg("%s as %s: want exit 1 and a failed %s row, got exit %d:\n%s", fault, twin,
-			 metric, rc, out);
-	printf("%s caught: exit 1\n%s", fault, strstr(out, row));
-}
-
-static void expect_healthy(const char *twin, const char *reps, const char *duration)
-{
-	int rc = gate_sampler(twin, twin, reps, duration);
-	if (rc != 0)
-		fail_msg("healthy %s: want exit 0, got %d:\n%s", twin, rc, out);
-}
-
-static void test_fault_misdeliver(void **state)
-{
-	(void)state;
-	expect_fault_caught("fault-misdeliver", "itimer", "3", "0.5", "thread_tvd", NULL);
-}
-
-static void test_healthy_itimer(void **state)
-{
-	(void)state;
-	expect_healthy("itimer", "3", "0.5");
-}
-
-static void test_fault_drop(void **state)
-{
-	(void)state;
-	expect_fault_caught("fault-drop", "ctimer", "5", "1", "rate_accuracy", NULL);
-}
-
-static void test_healthy_ctimer(void **state)
-{
-	(void)state;
-	expect_healthy("ctimer", "5", "1");
-}
-
-static void test_fault_slow(void **state)
-{
-	(void)state;
-	expect_fault_caught("fault-slow", "mach", "3", "0.5", "suspend_window", NULL);
-}
-
-static void test_healthy_mach(void **state)
-{
-	(void)state;
-	expect_healthy("mach", "3", "0.5");
-}
-
-static void test_fault_stack(void **state)
-{
-	(void)state;
-	expect_fault_caught("fault-stack", "ctimer", "3", "0.5", "stack_correct_fraction",
-			    "misattributed_fraction");
 }
 
 /* fault-drop against a baseline of healthy ctimer runs, 5 repetitions a side: the U test
@@ -664,12 +936,28 @@ static void test_fault_drop_regresses_against_baseline(void **state)
 	unlink(budgets);
 }
 
+/* --sampler: one verdict per sampler of a file, the others kept as references. */
+static void test_cli_sampler_filter(void **state)
+{
+	(void)state;
+	char h5[256], budgets[256];
+	snprintf(budgets, sizeof(budgets), "%s/f.budgets", tmpdir);
+	write_file(budgets, "budget * rate_accuracy >= 0.9\n");
+	run_file("fault-drop", "5", "1", h5, sizeof(h5));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--sampler",
+						    "fault-drop", h5)), 1);
+	assert_non_null(strstr(out, "✗ fault-drop/balanced/2t/100Hz"));
+	assert_non_null(strstr(out, "because: rule"));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--sampler",
+						    "ctimer", h5)), 2);
+	assert_non_null(strstr(out, "has no runs of ctimer"));
+	unlink(budgets);
+}
+
 /* Removes the run files the fault tests left in tmpdir. */
 static void remove_run_files(void)
 {
-	static const char *const names[] = { "fault-misdeliver-3", "itimer-3", "fault-drop-5",
-					     "ctimer-5", "fault-slow-3", "mach-3",
-					     "fault-stack-3", "fault.budgets" };
+	static const char *const names[] = { "fault-drop-5", "ctimer-5" };
 	char path[256];
 	for (size_t i = 0; i < N(names); i++) {
 		snprintf(path, sizeof(path), "%s/%s%s", tmpdir, names[i],
@@ -697,13 +985,14 @@ int main(void)
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
 		cmocka_unit_test_setup(test_junit_and_json, setup),
 		cmocka_unit_test(test_cli_bad_input_exits_2),
-		cmocka_unit_test(test_fault_misdeliver),
-		cmocka_unit_test(test_healthy_itimer),
-		cmocka_unit_test(test_fault_drop),
-		cmocka_unit_test(test_healthy_ctimer),
-		cmocka_unit_test(test_fault_slow),
-		cmocka_unit_test(test_healthy_mach),
-		cmocka_unit_test(test_fault_stack),
+		cmocka_unit_test(test_cli_sampler_filter),
+		cmocka_unit_test_setup(test_class_rules_by_what_a_sampler_is, setup),
+		cmocka_unit_test_setup(test_nan_claimed_fails_unclaimed_not_measured, setup),
+		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
+		cmocka_unit_test_setup(test_host_fact_and_floor_budgets, setup),
+		cmocka_unit_test_setup(test_pooled_quantile_budget, setup),
+		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
+		cmocka_unit_test_setup(test_same_run_ab, setup),
 		cmocka_unit_test(test_fault_drop_regresses_against_baseline),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,8 +15,9 @@
 
 #include "../harness/plugin.h"
 #include "../harness/runner.h"
+#include "../sampler/sampbench_sampler.h"
 
-static char build[256], example[512], bad_abi[512], no_symbol[512], bin[512];
+static char build[256], example[512], bad_abi[512], no_symbol[512], v1[512], bin[512];
 
 static void test_load_errors(void **state)
 {
@@ -47,6 +48,37 @@ static void test_load_example(void **state)
 	assert_ptr_equal(sampler_resolve("ctimer"), sampler_find("ctimer"));
 	assert_int_equal(plugin_is_path("./x.so"), 1);
 	assert_int_equal(plugin_is_path("ctimer"), 0);
+}
+
+/* ABI 2 appends the class; a v1 plugin keeps loading with the documented defaults, and
+ * both record their class in the run's stats for the gate. */
+static void test_class_v1_defaults_and_v2(void **state)
+{
+	(void)state;
+	char err[1024] = "";
+	struct sb_stat st[SB_MAX_STATS];
+	const struct sampler *s = plugin_load(v1, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(s->caps, SAMPBENCH_CAPS_V1_DEFAULT);
+	assert_int_equal(s->flags & SB_SAMPLER_TICK_DRIVEN, 0); /* wall clock: not tick-driven */
+	int n = s->stats(st, SB_MAX_STATS);
+	assert_int_equal(n, 2);
+	assert_string_equal(st[0].name, "class_caps");
+	assert_true(st[0].value == SAMPBENCH_CAPS_V1_DEFAULT);
+	assert_string_equal(st[1].name, "class_abi");
+	assert_true(st[1].value == 1);
+
+	s = plugin_load(example, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(s->caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS |
+					  SB_CAP_SUSPEND_WINDOW);
+	assert_true(s->flags & SB_SAMPLER_TICK_DRIVEN);
+	n = s->stats(st, SB_MAX_STATS);
+	assert_string_equal(st[n - 1].name, "class_abi");
+	assert_true(st[n - 1].value == 2);
+	assert_true(st[n - 2].value == (SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS |
+					 SAMPBENCH_CAP_STACKS | SAMPBENCH_CAP_SUSPEND_WINDOW |
+					 SAMPBENCH_CAP_TICK_DRIVEN));
 }
 
 /* The CLI refuses a bad plugin with exit 2 and one line naming the problem. */
@@ -129,10 +161,12 @@ int main(void)
 	snprintf(example, sizeof(example), "%s/examples/ctimer_plugin.so", build);
 	snprintf(bad_abi, sizeof(bad_abi), "%s/tests/plugins/bad_abi.so", build);
 	snprintf(no_symbol, sizeof(no_symbol), "%s/tests/plugins/no_symbol.so", build);
+	snprintf(v1, sizeof(v1), "%s/tests/plugins/v1_plugin.so", build);
 	snprintf(bin, sizeof(bin), "%s/sampbench", build);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_load_example),
+		cmocka_unit_test(test_class_v1_defaults_and_v2),
 		cmocka_unit_test(test_cli_refuses_bad_abi),
 		cmocka_unit_test(test_example_matches_builtin),
 	};

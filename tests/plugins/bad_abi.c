@@ -14,7 +14,7 @@ static int stop(void)
 }
 
 SAMPBENCH_EXPORT const struct sampbench_sampler sampbench_sampler = {
-	.abi_version = SAMPBENCH_SAMPLER_ABI + 98,
+	.abi_version = 99, /* a future version */
 	.struct_size = sizeof(struct sampbench_sampler),
 	.name = "bad-abi",
 	.start = start,

@@ -1,0 +1,62 @@
+/* gate_int.h - what the three parts of the gate share (not part of the interface):
+ * gate_parse.c (the budgets language), gate_eval.c (cells, classes, checks), gate_out.c
+ * (verdict table, JUnit, JSON). */
+#ifndef SB_GATE_INT_H
+#define SB_GATE_INT_H
+
+#include <stddef.h>
+
+#include "gate.h"
+
+/* Condition variables: numbers (threads .. tick) and names (workload .. has). clock, scope
+ * and has select samplers by class (docs/gate.md "Classes"). */
+enum gate_var { V_THREADS, V_HZ, V_CORES, V_TICK, V_WORKLOAD, V_SAMPLER, V_BUILD, V_CLOCK,
+		V_SCOPE, V_HAS, V_NVARS };
+#define IS_NAME_VAR(v) ((v) >= V_WORKLOAD)
+extern const char *const gate_var_names[V_NVARS];
+
+/* Capability names of `has=NAME`, in enum sb_sampler_caps order (`tick` is apart). */
+struct gate_cap_name {
+	const char *name;
+	unsigned cap;
+};
+#define GATE_NCAPS 6
+extern const struct gate_cap_name gate_cap_names[GATE_NCAPS];
+
+extern const char *const gate_op_names[6]; /* by enum gate_op */
+
+/* Index of a cell-level pseudo metric (failed_runs, skipped_runs), or -1. */
+int gate_pseudo_index(const char *name);
+/* 1 when the metric is in ns (its name ends in _ns). */
+int gate_is_ns_metric(const char *name);
+/* Formats v of metric for a report: "-" for NaN, µs for ns metrics. */
+void gate_fmt_value(char *buf, size_t len, const char *metric, double v);
+
+/* A cell: (sampler, workload, threads, hz) and its repetitions. */
+struct cell {
+	const char *sampler, *workload;
+	int threads;
+	double hz;
+	size_t *runs; /* indices of the cell's runs */
+	size_t n;
+	int failed, skipped;
+	struct gate_class cls;
+};
+
+struct cells {
+	struct cell *v;
+	size_t n;
+	size_t *idx; /* storage for every cell's run indices */
+};
+
+/* Groups side's runs into cells, in order of first appearance. Returns 0 or -1 (memory). */
+int gate_cells_build(const struct gate_side *side, struct cells *cs);
+void gate_cells_free(struct cells *cs);
+const struct cell *gate_cells_find(const struct cells *cs, const char *sampler,
+				   const char *workload, int threads, double hz);
+/* The metric's values over the cell's ok runs (NaN left out) into out; returns how many.
+ * Pseudo metrics give one value: the count. */
+size_t gate_cell_values(const struct gate_side *side, const struct cell *c, const char *metric,
+			double *out);
+
+#endif

@@ -1,0 +1,363 @@
+/* gate_out.c - the gate's outputs: the verdict table with its `because:` lines, the table
+ * against the reference sampler, JUnit XML and JSON (each written to FILE.tmp, renamed). */
+#include "gate_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mwu.h"
+
+/* --- outputs --- */
+
+static void fmt_cell(char *buf, size_t len, const struct gate_check *k)
+{
+	snprintf(buf, len, "%s/%s/%dt/%gHz", k->sampler, k->workload, k->threads, k->hz);
+}
+
+static const char *state_mark(enum gate_state s)
+{
+	static const char *const marks[] = { "✓", "✗", "!", "–", "~" };
+	return marks[s];
+}
+
+/* The reference table: every sampler's medians next to the reference sampler's in the same
+ * (workload, threads, hz). */
+static void print_reference(FILE *out, const struct gate_config *cfg, const struct gate_side *cur)
+{
+	struct cells cs;
+	double *buf;
+
+	if (!cfg->reference[0] || cfg->ncompare == 0)
+		return;
+	buf = malloc((cur->nruns + 1) * sizeof(*buf));
+	if (!buf || gate_cells_build(cur, &cs)) {
+		free(buf);
+		return;
+	}
+	int header = 0;
+	for (size_t i = 0; i < cs.n; i++) {
+		const struct cell *r = &cs.v[i];
+		if (strcmp(r->sampler, cfg->reference))
+			continue;
+		if (!header) {
+			fprintf(out, "\nversus %s in the same run (medians; Δ = sampler - %s):\n",
+				cfg->reference, cfg->reference);
+			fprintf(out, "  %-28s", "cell");
+			for (int m = 0; m < cfg->ncompare; m++)
+				fprintf(out, " %24s", cfg->compare[m]);
+			fputc('\n', out);
+			header = 1;
+		}
+		for (size_t j = 0; j < cs.n; j++) {
+			const struct cell *c = &cs.v[j];
+			if (strcmp(c->workload, r->workload) || c->threads != r->threads || c->hz != r->hz)
+				continue;
+			char name[96];
+			snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", c->sampler, c->workload,
+				 c->threads, c->hz);
+			fprintf(out, "  %-28s", name);
+			for (int m = 0; m < cfg->ncompare; m++) {
+				const char *mn = cfg->compare[m];
+				double v = median_of(buf, gate_cell_values(cur, c, mn, buf));
+				double rv = median_of(buf, gate_cell_values(cur, r, mn, buf));
+				char vs[32], ds[40], col[80];
+				gate_fmt_value(vs, sizeof(vs), mn, v);
+				if (c == r || isnan(v) || isnan(rv))
+					snprintf(ds, sizeof(ds), "%s", c == r ? "(ref)" : "");
+				else if (gate_is_ns_metric(mn))
+					snprintf(ds, sizeof(ds), "Δ%+.1fµs", (v - rv) / 1e3);
+				else
+					snprintf(ds, sizeof(ds), "Δ%+.3f", v - rv);
+				snprintf(col, sizeof(col), "%s %s", vs, ds);
+				fprintf(out, " %24s", col);
+			}
+			fputc('\n', out);
+		}
+	}
+	gate_cells_free(&cs);
+	free(buf);
+}
+
+/* Display width of UTF-8 s: continuation bytes take no column. */
+static int display_width(const char *s)
+{
+	int w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Prints s padded with spaces to width columns, left or right aligned. */
+static void pad(FILE *out, const char *s, int width, int left)
+{
+	int fill = width - display_width(s);
+	if (left)
+		fputs(s, out);
+	for (; fill > 0; fill--)
+		fputc(' ', out);
+	if (!left)
+		fputs(s, out);
+}
+
+/* The row's columns: baseline -> current, p, effect. */
+static void fmt_row(const struct gate_check *k, char *bc, size_t bclen, char *pv, size_t pvlen,
+		    char *ev, size_t evlen)
+{
+	char bv[32], cv[32];
+	gate_fmt_value(bv, sizeof(bv), k->metric, k->kind == GATE_BUDGET ? NAN : k->baseline);
+	gate_fmt_value(cv, sizeof(cv), k->metric, k->current);
+	snprintf(bc, bclen, "%s → %s", bv, cv);
+	if (isnan(k->p))
+		snprintf(pv, pvlen, "-");
+	else
+		snprintf(pv, pvlen, "%.3f", k->p);
+	if (isnan(k->effect))
+		snprintf(ev, evlen, "-");
+	else if (gate_is_ns_metric(k->metric))
+		snprintf(ev, evlen, "%+.1fµs", k->effect / 1e3);
+	else
+		snprintf(ev, evlen, "%+.3f", k->effect);
+}
+
+void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
+		const struct gate_result *res, int failures_only)
+{
+	size_t nreg = 0, nbud = 0, fail_reg = 0, fail_bud = 0, missing = 0, shown = 0;
+	int wcell = 4, wmetric = 6, wbc = 18;
+
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		char cell[160], bc[80], pv[16], ev[32];
+		nreg += k->kind == GATE_REGRESSION;
+		nbud += k->kind == GATE_BUDGET;
+		fail_reg += k->kind == GATE_REGRESSION && k->state == GATE_FAIL;
+		fail_bud += k->kind == GATE_BUDGET && k->state == GATE_FAIL;
+		missing += k->kind == GATE_MISSING;
+		if (failures_only && k->state == GATE_PASS)
+			continue;
+		fmt_cell(cell, sizeof(cell), k);
+		fmt_row(k, bc, sizeof(bc), pv, sizeof(pv), ev, sizeof(ev));
+		if (display_width(cell) > wcell)
+			wcell = display_width(cell);
+		if (display_width(k->metric) > wmetric)
+			wmetric = display_width(k->metric);
+		if (display_width(bc) > wbc)
+			wbc = display_width(bc);
+	}
+	fputs("  ", out);
+	pad(out, "cell", wcell, 1);
+	fputs("  ", out);
+	pad(out, "metric", wmetric, 1);
+	fputs("  ", out);
+	pad(out, "baseline → current", wbc, 0);
+	fprintf(out, "  %6s  %9s  %s\n", "p", "effect", "reason");
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		char cell[160], bc[80], pv[16], ev[32];
+		if (failures_only && k->state == GATE_PASS)
+			continue;
+		shown++;
+		fmt_cell(cell, sizeof(cell), k);
+		fmt_row(k, bc, sizeof(bc), pv, sizeof(pv), ev, sizeof(ev));
+		fprintf(out, "%s ", state_mark(k->state));
+		pad(out, cell, wcell, 1);
+		fputs("  ", out);
+		pad(out, k->metric, wmetric, 1);
+		fputs("  ", out);
+		pad(out, bc, wbc, 0);
+		fprintf(out, "  %6s  ", pv);
+		pad(out, ev, 9, 0);
+		fprintf(out, "  %s\n", k->reason);
+		/* a failed or exempted budget says which class rule applied and why */
+		if ((k->state == GATE_FAIL || k->state == GATE_EXEMPT) && k->why[0])
+			fprintf(out, "    because: %s\n", k->why);
+	}
+	if (failures_only)
+		fprintf(out, "(%zu passing checks not shown)\n", res->nchecks - shown);
+	print_reference(out, cfg, cur);
+	for (int i = 0; i < res->nnotes; i++)
+		fprintf(out, "\nnote: %s\n", res->notes[i]);
+	for (int i = 0; i < res->nwarnings; i++)
+		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
+	fprintf(out, "\ngate: %s: %zu checks, %zu failed (%zu of %zu regression tests, %zu of %zu "
+		"budgets), %zu warnings, %zu not measured or not applicable, %zu expected, %zu "
+		"cells missing on one side\n",
+		res->failed ? "FAIL" : "PASS", res->nchecks, res->failed, fail_reg, nreg, fail_bud,
+		nbud, res->warned, res->na, res->exempt, missing);
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.17g", v);
+}
+
+static const char *kind_name(enum gate_kind k)
+{
+	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget" : "missing";
+}
+
+static const char *state_name(enum gate_state s)
+{
+	static const char *const names[] = { "pass", "fail", "warn", "not_measured", "expected" };
+	return names[s];
+}
+
+/* Opens path.tmp; the caller writes and calls finish_tmp(). */
+static FILE *open_tmp(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+	snprintf(tmp, tmplen, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+	return f;
+}
+
+static int finish_tmp(FILE *f, const char *tmp, const char *path, char *err, size_t errlen)
+{
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		snprintf(err, errlen, "cannot write '%s'", tmp);
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen)
+{
+	char tmp[4096];
+	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
+
+	if (!f)
+		return -1;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites name=\"sampbench gate\" tests=\"%zu\" failures=\"%zu\">\n",
+		res->nchecks, res->failed);
+	fprintf(f, "  <testsuite name=\"gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
+		res->nchecks, res->failed, res->warned);
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		char cell[160], name[256], bv[32], cv[32];
+		fmt_cell(cell, sizeof(cell), k);
+		snprintf(name, sizeof(name), "%s %s %s", kind_name(k->kind), k->metric, cell);
+		gate_fmt_value(bv, sizeof(bv), k->metric, k->baseline);
+		gate_fmt_value(cv, sizeof(cv), k->metric, k->current);
+		fputs("    <testcase classname=\"", f);
+		xml_escape(f, cell);
+		fputs("\" name=\"", f);
+		xml_escape(f, name);
+		fputs("\"", f);
+		if (k->state == GATE_PASS) {
+			fputs("/>\n", f);
+			continue;
+		}
+		fputs(">\n      <", f);
+		fputs(k->state == GATE_FAIL ? "failure" : "skipped", f);
+		fputs(" message=\"", f);
+		xml_escape(f, k->reason);
+		fprintf(f, "\">baseline %s, current %s", bv, cv);
+		if (k->why[0]) {
+			fputs("; ", f);
+			xml_escape(f, k->why);
+		}
+		fprintf(f, "</%s>\n    </testcase>\n", k->state == GATE_FAIL ? "failure" : "skipped");
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	return finish_tmp(f, tmp, path, err, errlen);
+}
+
+int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
+		    const struct gate_result *res, char *err, size_t errlen)
+{
+	char tmp[4096];
+	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
+
+	if (!f)
+		return -1;
+	fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"exit_code\": %d,\n", res->failed ? "fail" : "pass",
+		res->failed ? 1 : 0);
+	fputs("  \"current\": ", f);
+	json_string(f, cur->path ? cur->path : "");
+	fputs(",\n  \"baseline\": ", f);
+	if (base)
+		json_string(f, base->path ? base->path : "");
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"checks\": %zu,\n  \"failed\": %zu,\n  \"warned\": %zu,\n  \"not_measured\": %zu,"
+		"\n  \"expected\": %zu,\n  \"warnings\": [", res->nchecks, res->failed, res->warned,
+		res->na, res->exempt);
+	for (int i = 0; i < res->nwarnings; i++) {
+		fputs(i ? ", " : "", f);
+		json_string(f, res->warnings[i]);
+	}
+	fputs("],\n  \"results\": [\n", f);
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		fputs("    {\"kind\": ", f);
+		json_string(f, kind_name(k->kind));
+		fputs(", \"state\": ", f);
+		json_string(f, state_name(k->state));
+		fputs(", \"sampler\": ", f);
+		json_string(f, k->sampler);
+		fputs(", \"workload\": ", f);
+		json_string(f, k->workload);
+		fprintf(f, ", \"threads\": %d, \"hz\": ", k->threads);
+		json_num(f, k->hz);
+		fputs(", \"metric\": ", f);
+		json_string(f, k->metric);
+		fputs(", \"baseline\": ", f);
+		json_num(f, k->baseline);
+		fputs(", \"current\": ", f);
+		json_num(f, k->current);
+		fputs(", \"p\": ", f);
+		json_num(f, k->p);
+		fputs(", \"effect\": ", f);
+		json_num(f, k->effect);
+		fprintf(f, ", \"n_baseline\": %d, \"n_current\": %d, \"reason\": ", k->nbase, k->ncur);
+		json_string(f, k->reason);
+		fputs(", \"class\": ", f);
+		json_string(f, k->why);
+		fprintf(f, "}%s\n", i + 1 < res->nchecks ? "," : "");
+	}
+	fputs("  ]\n}\n", f);
+	return finish_tmp(f, tmp, path, err, errlen);
+}

@@ -1,0 +1,77 @@
+#!/bin/sh
+# gate_defects.sh - the gate must catch broken samplers under their own names: every
+# fault-* sampler of `sampbench list` and every defective plugin of tests/plugins
+# (defect_*.c) fails `sampbench gate --budgets ci/budgets` (exit 1, a failed row naming the
+# metric it was built to break), and the healthy example plugin passes. One bench file of
+# short runs (balanced, 2 threads, 100 Hz, 3 x 0.5 s; the hanging plugin once, since the
+# watchdog needs 5 s), then one gate per sampler (--sampler). docs/gate.md.
+BUILD=${BUILD:-build}
+duration=${GATE_DEFECTS_DURATION:-0.5} # seconds per run; 3 runs per sampler
+bin=$BUILD/sampbench
+tmp=$(mktemp -d /tmp/sbdefects.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# the metric each built-in fault breaks (a new fault without a line here must still fail)
+fault_metric() {
+	case $1 in
+	fault-misdeliver) echo thread_tvd ;;
+	fault-drop) echo rate_accuracy ;;
+	fault-slow) echo suspend_window ;;
+	fault-stack) echo 'stack_correct_fraction\|misattributed_fraction' ;;
+	*) echo '' ;;
+	esac
+}
+
+faults=$($bin list | awk '/\[fault\]/ { print $1 }')
+plugins=
+hang=
+for src in tests/plugins/defect_*.c; do
+	so=$BUILD/tests/plugins/$(basename "$src" .c).so
+	[ -f "$so" ] || { echo "gate_defects: missing $so (make check builds it)"; exit 1; }
+	case $src in
+	*hang*) hang="$hang $so" ;;
+	*) plugins="$plugins $so" ;;
+	esac
+done
+example=$BUILD/examples/ctimer_plugin.so
+{
+	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
+	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
+	if [ -n "$hang" ]; then
+		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
+		printf 'hz = 100\nreps = 1\nduration = 0.5\n'
+	fi
+} >"$tmp/matrix"
+$bin bench --matrix "$tmp/matrix" --profile defects -o "$tmp/d.h5" -f >"$tmp/bench.log" 2>&1
+rc=$?
+[ $rc -le 1 ] || { cat "$tmp/bench.log"; echo "gate_defects: bench exit $rc"; exit 1; }
+
+bad=0
+# judge NAME WANT_EXIT METRIC_REGEX
+judge() {
+	$bin gate -q --budgets ci/budgets --sampler "$1" "$tmp/d.h5" >"$tmp/gate.out" 2>&1
+	got=$?
+	rows=$(grep "^✗ $1/" "$tmp/gate.out")
+	if [ "$got" -ne "$2" ]; then
+		echo "FAIL $1: gate exit $got, want $2"; cat "$tmp/gate.out"; bad=1; return
+	fi
+	if [ "$2" -eq 1 ] && [ -n "$3" ] && ! echo "$rows" | grep -q "$3"; then
+		echo "FAIL $1: exit 1 but no failed row names $3"; cat "$tmp/gate.out"; bad=1; return
+	fi
+	if [ "$2" -eq 1 ]; then
+		echo "caught $1: $(echo "$rows" | awk '{ print $3 }' | sort -u | tr '\n' ' ')"
+	else
+		echo "passed $1"
+	fi
+}
+for f in $faults; do
+	judge "$f" 1 "$(fault_metric "$f")"
+done
+for src in tests/plugins/defect_*.c; do
+	name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
+	metric=$(sed -n 's/.*gate-expects: \([a-z_]*\).*/\1/p' "$src")
+	judge "$name" 1 "$metric"
+done
+judge ctimer-plugin 0 ''
+[ $bad -eq 0 ] && echo "gate_defects: every fault and defective plugin failed the gate, the example passed"
+exit $bad

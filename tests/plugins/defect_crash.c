@@ -1,0 +1,16 @@
+/* defect_crash.c - test plugin: crashes the target (SIGSEGV in its handler) after 20 samples.
+ * gate-expects: failed_runs */
+#define DEFECT_NAME "defect-crash"
+#define DEFECT_DESC "DEFECT: crashes the target (SIGSEGV in its handler) after 20 samples"
+#define DEFECT_CAPS SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS | \
+		     SAMPBENCH_CAP_SUSPEND_WINDOW | SAMPBENCH_CAP_TICK_DRIVEN
+#include "defect_base.h"
+
+static int defect_edit(struct sampbench_sample *s, uint64_t *pcs, uint64_t seq)
+{
+	(void)s;
+	(void)pcs;
+	if (seq == 20)
+		raise(SIGSEGV); /* the defect: what a bad pointer in a handler does */
+	return 1;
+}
