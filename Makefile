@@ -103,24 +103,43 @@ endif
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
-# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against
-# results/baseline.h5 (budgets only without one): failed and warned checks on screen,
-# every check in <UTC>.gate.txt/.json/.junit.xml; exits 1 on a regression.
+# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against this
+# machine's baseline, results/baselines/<fingerprint>.h5 (budgets only without one):
+# failed and warned checks on screen, every check in <UTC>.gate.txt/.json/.junit.xml;
+# exits 1 on a regression. docs/bench.md.
+# AB=REV: same-run A/B, REV's build (B) against this checkout's (A) in one file, gated B
+# vs A. SHARD=K/N: part K of N (results/runs/<UTC>-shardKofN.h5). RESUME=FILE.h5.tmp:
+# continue a killed bench.
 PROFILE ?= default
 bench: deps $(BIN)
-	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ); \
-	$(BIN) bench --matrix $(MATRIX) --profile $(PROFILE) -o $$run.h5; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
-	base=; [ -f results/baseline.h5 ] && base="--baseline results/baseline.h5"; \
-	[ -n "$$base" ] || echo "no results/baseline.h5: budgets only ('$(BIN) baseline $$run.h5' makes one)"; \
-	$(BIN) gate $$base --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
+	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ)$(if $(SHARD),-shard$(subst /,of,$(SHARD))); \
+	$(if $(RESUME),run=$(patsubst %.h5.tmp,%,$(RESUME));) \
+	$(BIN) bench --matrix $(MATRIX) $(if $(RESUME),--resume $(RESUME) $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE)),--profile $(PROFILE) -o $$run.h5) \
+	  $(if $(AB),--ab $(AB)) $(if $(SHARD),--shard $(SHARD)); rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	base=$$($(BIN) baseline --path) || exit 2; gb=; \
+	if [ -n "$(AB)" ]; then echo "A/B: the gate compares B ($(AB)) with A (this checkout) inside $$run.h5"; \
+	elif [ -f "$$base" ]; then gb="--baseline $$base"; \
+	else echo "no baseline for this machine ($$base): budgets only ('make baseline' makes one of $$run.h5)"; fi; \
+	$(BIN) gate $$gb --json $$run.gate.json --junit $$run.junit.xml $$run.h5 >$$run.gate.txt; \
 	rc=$$?; grep -v '^✓' $$run.gate.txt; echo "every check: $$run.gate.txt"; exit $$rc
 
-# The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md).
+# FILE (default: the newest results/runs/*.h5) becomes this machine's baseline,
+# results/baselines/<fingerprint>.h5 (the previous one kept as .prev.h5).
+.PHONY: baseline
+baseline: deps $(BIN)
+	$(Q)f="$(FILE)"; [ -n "$$f" ] || f=$$(ls -t results/runs/*.h5 2>/dev/null | head -1); \
+	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
+	base=$$($(BIN) baseline --path) || exit 2; $(BIN) baseline --to "$$base" "$$f"
+
+# The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md), and
+# the suspend window per commit over all of them (history.txt, history.svg).
 .PHONY: report
 report: deps $(BIN)
 	$(Q)f=$$(ls -t results/runs/*.h5 2>/dev/null | head -1); \
 	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
-	$(BIN) report "$$f" -o results/report
+	$(BIN) report "$$f" -o results/report && \
+	$(BIN) history --plot results/report/history.svg results/runs/*.h5 >results/report/history.txt && \
+	echo "history of every results/runs/*.h5: results/report/history.txt, history.svg (docs/bench.md)"
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -43,5 +43,7 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 #endif

@@ -1,41 +1,48 @@
-/* cmd_baseline.c - `sampbench baseline`: promotes a run file to the gate's baseline. */
+/* cmd_baseline.c - `sampbench baseline`: promotes a run file to the gate's baseline of its
+ * machine class, results/baselines/<fingerprint>.h5. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../results/h5io.h"
+#include "baselines.h"
 #include "cli.h"
+#include "host.h"
 #include "show.h"
 
 static const char baseline_usage[] =
 	"usage: sampbench baseline [--to FILE] [--force] CURRENT.h5\n"
+	"       sampbench baseline --path\n"
 	"\n"
-	"Copies CURRENT.h5 to the baseline (default results/baseline.h5) after checking that it\n"
-	"reads; the previous baseline is kept as results/baseline.prev.h5 (FILE with .prev\n"
-	"before .h5). The baseline keeps the host facts of the machine it was made on: the\n"
-	"gate warns when it is compared with a run from another one.\n"
+	"Copies CURRENT.h5 to the baseline of the machine class it was recorded on,\n"
+	"results/baselines/<fingerprint>.h5, after checking that it reads; the previous one is\n"
+	"kept with .prev before .h5. Timing metrics are compared only with a baseline of the\n"
+	"same fingerprint (docs/bench.md). A file without a fingerprint (recorded before they\n"
+	"existed) is refused: name its baseline with --to.\n"
 	"\n"
-	"  -t, --to FILE   baseline path (default: results/baseline.h5)\n"
+	"  -t, --to FILE   baseline path (default: by the file's fingerprint)\n"
 	"  -f, --force     accept a file with failed runs\n"
+	"      --path      print this machine's baseline path (it may not exist) and exit\n"
 	"  -h, --help      this help\n";
 
 static struct env {
 	const char *to;
 	const char *current;
 	int force;
+	int path_only;
 } env;
 
-static const struct env env_defaults = {
-	.to = "results/baseline.h5",
-};
+static const struct env env_defaults = { 0 };
 
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "path", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -48,11 +55,20 @@ static int parse_args(int argc, char **argv)
 		switch (c) {
 		case 't': env.to = optarg; break;
 		case 'f': env.force = 1; break;
+		case 'P': env.path_only = 1; break;
 		case 'h': return 1;
 		default: /* ':' missing value, '?' unknown option */
 			sb_getopt_error(c, argv, "baseline");
 			return -1;
 		}
+	}
+	if (env.path_only) {
+		if (optind < argc) {
+			sb_err("unexpected argument '%s' (see 'sampbench baseline --help')",
+			       argv[optind]);
+			return -1;
+		}
+		return 0;
 	}
 	if (optind + 1 != argc) {
 		sb_err(optind == argc ? "missing CURRENT.h5 (see 'sampbench baseline --help')"
@@ -66,7 +82,7 @@ static int parse_args(int argc, char **argv)
 /* Copies src to dst through dst.tmp, so dst is never half written. */
 static int copy_file(const char *src, const char *dst)
 {
-	char tmp[4096], buf[65536];
+	char tmp[4096 + 16], buf[65536]; /* dst may be a full 4096-byte path */
 	FILE *in = fopen(src, "rb"), *out = NULL;
 	size_t n;
 	int rc = -1;
@@ -108,8 +124,37 @@ cleanup:
 	return rc;
 }
 
+/* The baseline path of the machine class that recorded file_host, into buf. A file
+ * without a fingerprint cannot say which class that was: refused. Returns 0, or -1 after
+ * one line on stderr. */
+static int default_target(const char *file, const struct sb_host *file_host, char *buf,
+			  size_t len)
+{
+	if (!file_host->fingerprint[0]) {
+		sb_err("'%s' records no host fingerprint: name its baseline with --to "
+		       "('sampbench baseline --path' prints this machine's)", file);
+		return -1;
+	}
+	if (baseline_path(file_host, buf, len) != 0) {
+		sb_err("baseline path of '%s' is too long", file);
+		return -1;
+	}
+	return 0;
+}
+
+static int mkdir_baselines(void)
+{
+	if ((mkdir("results", 0777) != 0 && errno != EEXIST) ||
+	    (mkdir(SB_BASELINES_DIR, 0777) != 0 && errno != EEXIST)) {
+		sb_err("cannot create %s: %s", SB_BASELINES_DIR, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_baseline(int argc, char **argv)
 {
+	char target[4096];
 	struct sb_host host;
 	struct sb_run *runs = NULL;
 	size_t n = 0;
@@ -123,10 +168,21 @@ int cmd_baseline(int argc, char **argv)
 	}
 	if (p < 0)
 		return SB_EXIT_USAGE;
-	size_t len = strlen(env.to);
-	if (len < 4 || strcmp(env.to + len - 3, ".h5")) {
-		sb_err("baseline path '%s' must end in .h5", env.to);
-		return SB_EXIT_USAGE;
+	if (env.path_only) {
+		host_probe(&host);
+		if (baseline_path(&host, target, sizeof(target)) != 0) {
+			sb_err("baseline path of this machine is too long");
+			return SB_EXIT_FAIL;
+		}
+		printf("%s\n", target);
+		return SB_EXIT_OK;
+	}
+	if (env.to) {
+		size_t len = strlen(env.to);
+		if (len < 4 || strcmp(env.to + len - 3, ".h5")) {
+			sb_err("baseline path '%s' must end in .h5", env.to);
+			return SB_EXIT_USAGE;
+		}
 	}
 	if (h5_read(env.current, &host, &runs, &n, 0, err, sizeof(err)) != 0) {
 		sb_err("%s", err);
@@ -143,17 +199,23 @@ int cmd_baseline(int argc, char **argv)
 		sb_err("'%s' has %zu failed runs: fix them or use --force", env.current, failed);
 		goto cleanup;
 	}
-	snprintf(prev, sizeof(prev), "%.*s.prev.h5", (int)(len - 3), env.to);
-	if (access(env.to, F_OK) == 0 && rename(env.to, prev) != 0) {
+	if (env.to) {
+		snprintf(target, sizeof(target), "%s", env.to);
+	} else if (default_target(env.current, &host, target, sizeof(target)) != 0 ||
+		   mkdir_baselines() != 0) {
+		goto cleanup;
+	}
+	snprintf(prev, sizeof(prev), "%.*s.prev.h5", (int)(strlen(target) - 3), target);
+	if (access(target, F_OK) == 0 && rename(target, prev) != 0) {
 		sb_err("cannot keep the previous baseline as '%s': %s", prev, strerror(errno));
 		rc = SB_EXIT_FAIL;
 		goto cleanup;
 	}
-	if (copy_file(env.current, env.to) != 0) {
+	if (copy_file(env.current, target) != 0) {
 		rc = SB_EXIT_FAIL;
 		goto cleanup;
 	}
-	printf("baseline %s <- %s (%zu runs, previous kept as %s)\n", env.to, env.current, n, prev);
+	printf("baseline %s <- %s (%zu runs, previous kept as %s)\n", target, env.current, n, prev);
 	show_host(stdout, &host);
 	rc = SB_EXIT_OK;
 cleanup:

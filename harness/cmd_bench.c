@@ -9,8 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../results/h5io.h"
+#include "ab.h"
 #include "cli.h"
 #include "matrix.h"
+#include "plugin.h"
+#include "version.h"
 #include "session.h"
 #include "show.h"
 
@@ -19,6 +23,8 @@
 
 static const char bench_usage[] =
 	"usage: sampbench bench [--profile NAME] [--matrix FILE] [-o FILE.h5] [--force]\n"
+	"                       [--ab REV | --sampler A,B] [--shard K/N]\n"
+	"                       [--resume FILE.h5.tmp]\n"
 	"\n"
 	"Runs a profile of the bench matrix (samplers x workloads x threads x hz x\n"
 	"repetitions, each run in its own child under the watchdog) into FILE.h5 and prints\n"
@@ -31,6 +37,16 @@ static const char bench_usage[] =
 	"  -o, --output FILE    output (default: results/runs/<UTC time>.h5)\n"
 	"  -f, --force          overwrite FILE if it exists\n"
 	"  -n, --dry-run        print the runs and the expected time, run nothing\n"
+	"      --ab REV         same-run A/B: build REV in a temporary git worktree and run\n"
+	"                       it (B, the candidate) right after this build (A, the\n"
+	"                       reference) for every run; the gate compares B with A\n"
+	"  -s, --sampler A,B    A/B of two samplers (e.g. two builds of a plugin,\n"
+	"                       ./old.so,./new.so): each cell of the profile runs `none`,\n"
+	"                       A and B in place of the profile's samplers\n"
+	"      --shard K/N      run part K of N of the profile (whole cells, with their\n"
+	"                       `none` reference); `sampbench merge` joins the parts\n"
+	"      --resume FILE    continue the bench whose FILE.h5.tmp a kill left behind,\n"
+	"                       skipping its runs; refused for another matrix or revision\n"
 	"  -h, --help           this help\n"
 	"\n"
 	"Exit: 0 every run ok or skipped, 1 a run failed, 2 bad input, 130 interrupted.\n";
@@ -41,6 +57,11 @@ static struct env {
 	const char *out;
 	int force;
 	int dry_run;
+	const char *ab;
+	const char *shard;
+	const char *resume;
+	const char *pair;
+	int profile_set;
 } env;
 
 static const struct env env_defaults = {
@@ -138,6 +159,10 @@ static int parse_args(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "ab", required_argument, NULL, 'A' },
+		{ "sampler", required_argument, NULL, 's' },
+		{ "shard", required_argument, NULL, 'S' },
+		{ "resume", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -146,13 +171,17 @@ static int parse_args(int argc, char **argv)
 	env = env_defaults;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:m:o:fnh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:m:o:s:fnh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': env.profile = optarg; break;
+		case 'p': env.profile = optarg; env.profile_set = 1; break;
 		case 'm': env.matrix = optarg; break;
 		case 'o': env.out = optarg; break;
 		case 'f': env.force = 1; break;
 		case 'n': env.dry_run = 1; break;
+		case 'A': env.ab = optarg; break;
+		case 's': env.pair = optarg; break;
+		case 'S': env.shard = optarg; break;
+		case 'R': env.resume = optarg; break;
 		case 'h': return 1;
 		default: /* ':' missing value, '?' unknown option */
 			sb_getopt_error(c, argv, "bench");
@@ -161,6 +190,20 @@ static int parse_args(int argc, char **argv)
 	}
 	if (optind < argc) {
 		sb_err("unexpected argument '%s' (see 'sampbench bench --help')", argv[optind]);
+		return -1;
+	}
+	if (env.ab && env.pair) {
+		sb_err("--ab and --sampler exclude each other (one A/B at a time)");
+		return -1;
+	}
+	if (env.resume && env.out) {
+		sb_err("--resume and --output exclude each other (the output is FILE without .tmp)");
+		return -1;
+	}
+	if (env.resume && (strlen(env.resume) < 8 ||
+			   strcmp(env.resume + strlen(env.resume) - 7, ".h5.tmp"))) {
+		sb_err("--resume wants the FILE.h5.tmp of an interrupted bench, got '%s'",
+		       env.resume);
 		return -1;
 	}
 	return 0;
@@ -196,8 +239,132 @@ static void print_plan(const struct run_spec *specs, size_t n, double total_s)
 	printf("%zu runs, about %s\n", n, t);
 }
 
+/* The matrix identity written as root attributes and checked by --resume and merge. */
+struct identity {
+	char digest[17];
+	char runs[24];
+	char shard[24];
+	char ab[48];
+};
+
+/* Checks that the interrupted file tmp was written by this very bench: same matrix digest,
+ * profile, shard, candidate and revision. Returns 0, or -1 after one line on stderr. */
+static int check_resume(const char *tmp, const struct identity *id)
+{
+	static const char *names[] = { "matrix_digest", "matrix_profile", "shard", "ab_rev",
+				       "git_rev" };
+	const char *want[] = { id->digest, env.profile, id->shard, id->ab, SB_GIT_REV };
+	char got[128], err[512];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int rc = h5_read_attr(tmp, names[i], got, sizeof(got), err, sizeof(err));
+		if (rc < 0) {
+			sb_err("%s", err);
+			return -1;
+		}
+		if (strcmp(got, want[i])) {
+			sb_err("cannot resume '%s': it is another bench (%s '%s', this one '%s')", tmp,
+			       names[i], rc ? "(none)" : got, want[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What the A/B runner needs: the candidate build (--ab) or each run id's variant
+ * (--sampler A,B). */
+struct ab_ctx {
+	const struct ab_build *build;
+	const char *variant_of; /* by run id: 0 none (the shared reference), 'A', 'B' */
+};
+
+static int ab_runner(void *arg, size_t i, const struct run_spec *spec, int64_t id,
+		     struct sb_run *r)
+{
+	const struct ab_ctx *ctx = arg;
+	char v;
+
+	(void)i;
+	if (ctx->build) {
+		if (id % 2) /* odd ids: the candidate, right after the reference's run of spec */
+			return ab_run_candidate(ctx->build, spec, id, r);
+		v = 'A';
+	} else {
+		v = ctx->variant_of[id];
+	}
+	if (runner_run(spec, id, r) != 0)
+		return -1;
+	if (v)
+		snprintf(r->variant, sizeof(r->variant), "%c", v);
+	return 0;
+}
+
+/* --sampler A,B: the profile's cells with `none`, A and B in place of its samplers, per
+ * repetition in that order. Replaces *specs (freed) and fills *variant_of (malloc'd, by
+ * position). Returns the new count, or -1 after one line on stderr. */
+static long pair_specs(struct run_spec **specs, long n, char **variant_of)
+{
+	char list[512], *save = NULL;
+	const struct sampler *ab[2], *none = sampler_resolve("none");
+	int k = 0;
+
+	snprintf(list, sizeof(list), "%s", env.pair);
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (k == 2) {
+			k = 3;
+			break;
+		}
+		ab[k] = sampler_resolve(t); /* prints why not */
+		if (!ab[k])
+			return -1;
+		k++;
+	}
+	if (k != 2) {
+		sb_err("--sampler wants two samplers A,B, got '%s'", env.pair);
+		return -1;
+	}
+	if (!none)
+		return -1;
+	struct run_spec *out = calloc((size_t)n * 3, sizeof(*out));
+	char *var = calloc((size_t)n * 3, 1);
+	long j = 0;
+	if (!out || !var) {
+		free(out);
+		free(var);
+		sb_err("out of memory");
+		return -1;
+	}
+	/* one slot per (cell group, repetition): the specs of one are contiguous */
+	for (long i = 0; i < n;) {
+		long end = i;
+		while (end < n && same_group(&(*specs)[end], &(*specs)[i]) &&
+		       (*specs)[end].repetition == (*specs)[i].repetition &&
+		       (*specs)[end].param == (*specs)[i].param)
+			end++;
+		for (int v = 0; v < 3; v++) {
+			out[j] = (*specs)[i];
+			out[j].sampler = v == 0 ? none : ab[v - 1];
+			var[j++] = v == 0 ? 0 : v == 1 ? 'A' : 'B';
+		}
+		i = end;
+	}
+	free(*specs);
+	*specs = out;
+	*variant_of = var;
+	return j;
+}
+
 int cmd_bench(int argc, char **argv)
 {
+	struct ab_build ab = { 0 };
+	struct identity ident = { 0 };
+	struct run_spec *sel = NULL;
+	int64_t *ids = NULL;
+	char *keep = NULL;
+	struct sb_run *prior = NULL;
+	size_t nprior = 0;
+	struct sb_host rhost;
+	char *variant_of = NULL;
 	struct mx_matrix *m = NULL;
 	struct run_spec *specs = NULL;
 	struct sb_run *runs = NULL;
@@ -213,6 +380,16 @@ int cmd_bench(int argc, char **argv)
 	if (p < 0)
 		return SB_EXIT_USAGE;
 
+	if (env.resume && !env.profile_set) { /* the profile the file records */
+		static char prof[MX_NAME_LEN];
+		if (h5_read_attr(env.resume, "matrix_profile", prof, sizeof(prof), err,
+				 sizeof(err)) < 0) {
+			sb_err("%s", err);
+			return SB_EXIT_USAGE;
+		}
+		if (prof[0])
+			env.profile = prof;
+	}
 	m = malloc(sizeof(*m));
 	if (!m) {
 		sb_err("out of memory");
@@ -232,15 +409,73 @@ int cmd_bench(int argc, char **argv)
 		sb_err("%s in '%s'", err, env.matrix);
 		goto cleanup;
 	}
+	if (env.pair) {
+		n = pair_specs(&specs, n, &variant_of);
+		if (n < 0)
+			goto cleanup;
+		snprintf(ident.ab, sizeof(ident.ab), "sampler:%s", env.pair);
+	}
+	matrix_digest(specs, (size_t)n, ident.digest);
+	snprintf(ident.runs, sizeof(ident.runs), "%ld", n);
+	int k = 1, nshards = 1;
+	if (env.shard && matrix_parse_shard(env.shard, &k, &nshards) != 0) {
+		sb_err("--shard wants K/N with 1 <= K <= N <= 1000, got '%s'", env.shard);
+		goto cleanup;
+	}
+	if (env.shard)
+		snprintf(ident.shard, sizeof(ident.shard), "%d/%d", k, nshards);
+	keep = malloc((size_t)n);
+	int per = env.ab ? 2 : 1; /* A/B: every spec runs as A (id 2i) then B (id 2i+1) */
+	sel = calloc((size_t)n * (size_t)per, sizeof(*sel));
+	ids = calloc((size_t)n * (size_t)per, sizeof(*ids));
+	if (!keep || !sel || !ids) {
+		sb_err("out of memory");
+		rc = SB_EXIT_FAIL;
+		goto cleanup;
+	}
+	if (env.shard)
+		matrix_shard(specs, (size_t)n, k, nshards, keep);
+	else
+		memset(keep, 1, (size_t)n);
+	if (env.ab && !env.dry_run) { /* before resume: its identity includes the candidate */
+		if (ab_prepare(env.ab, &ab, err, sizeof(err)) != 0) {
+			sb_err("%s", err);
+			goto cleanup;
+		}
+		snprintf(ident.ab, sizeof(ident.ab), "%s", ab.rev);
+	}
+	if (env.resume) {
+		if (check_resume(env.resume, &ident) != 0)
+			goto cleanup;
+		if (h5_read(env.resume, &rhost, &prior, &nprior, 0, err, sizeof(err)) != 0) {
+			sb_err("%s", err);
+			goto cleanup;
+		}
+	}
+	size_t nsel = 0;
+	for (long i = 0; i < n; i++) {
+		for (int v = 0; keep[i] && v < per; v++) {
+			int64_t id = (int64_t)i * per + v;
+			int have = 0;
+			for (size_t j = 0; j < nprior && !have; j++)
+				have = prior[j].run_id == id;
+			if (have)
+				continue;
+			sel[nsel] = specs[i];
+			ids[nsel++] = id;
+		}
+	}
 	struct progress pg = { .tty = isatty(STDERR_FILENO), .start_ns = sb_now_ns() };
-	for (long i = 0; i < n; i++)
-		pg.total_s += expected_s(&specs[i]);
+	for (size_t i = 0; i < nsel; i++)
+		pg.total_s += expected_s(&sel[i]);
 	if (env.dry_run) {
-		print_plan(specs, (size_t)n, pg.total_s);
+		print_plan(sel, nsel, pg.total_s);
 		rc = SB_EXIT_OK;
 		goto cleanup;
 	}
-	if (env.out) {
+	if (env.resume) {
+		snprintf(out, sizeof(out), "%.*s", (int)(strlen(env.resume) - 4), env.resume);
+	} else if (env.out) {
 		snprintf(out, sizeof(out), "%s", env.out);
 	} else if (default_output(out, sizeof(out)) != 0) {
 		goto cleanup;
@@ -248,16 +483,33 @@ int cmd_bench(int argc, char **argv)
 
 	char total[32];
 	fmt_duration(total, sizeof(total), pg.total_s);
-	fprintf(stderr, "bench: profile '%s' of %s: %ld runs, about %s, into %s\n", env.profile,
-		env.matrix, n, total, out);
+	fprintf(stderr, "bench: profile '%s' of %s: %zu runs%s%s, about %s, into %s\n",
+		env.profile, env.matrix, nsel, env.shard ? " of shard " : "",
+		env.shard ? ident.shard : "", total, out);
+	if (nprior)
+		fprintf(stderr, "bench: resuming: %zu runs already in %s\n", nprior, env.resume);
+	struct ab_ctx actx = { env.ab ? &ab : NULL, variant_of };
+	const char *attrs[] = { "matrix_digest", ident.digest, "matrix_profile", env.profile,
+				"matrix_runs", ident.runs, "shard", ident.shard, "ab_rev", ident.ab,
+				NULL };
 	struct session_opts so = {
 		.out_path = out,
 		.force = env.force,
 		.quiet = 1,
 		.hook = bench_hook,
 		.hook_arg = &pg,
+		.run_ids = ids,
+		.run = env.ab || env.pair ? ab_runner : NULL,
+		.run_arg = &actx,
+		.attrs = env.resume ? NULL : attrs,
+		.resume_tmp = env.resume,
+		.resume_host = &rhost,
+		.prior = prior,
+		.nprior = nprior,
 	};
-	rc = session_run(&so, specs, (size_t)n, &runs, &nruns);
+	prior = NULL; /* the session owns them now */
+	nprior = 0;
+	rc = session_run(&so, sel, nsel, &runs, &nruns);
 	if (pg.tty)
 		fprintf(stderr, "\r\033[K");
 	if (rc != SB_EXIT_USAGE && nruns > 0) {
@@ -265,6 +517,14 @@ int cmd_bench(int argc, char **argv)
 		printf("wrote %s (%zu runs)\n", out, nruns);
 	}
 cleanup:
+	ab_cleanup(&ab);
+	for (size_t i = 0; i < nprior; i++)
+		run_free(&prior[i]);
+	free(prior);
+	free(sel);
+	free(ids);
+	free(keep);
+	free(variant_of);
 	for (size_t i = 0; i < nruns; i++)
 		run_free(&runs[i]);
 	free(runs);

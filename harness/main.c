@@ -11,6 +11,8 @@ static const struct sb_cmd commands[] = {
 	{ "bench", cmd_bench, "run the benchmark matrix" },
 	{ "gate", cmd_gate, "check a run file against a baseline and budgets" },
 	{ "baseline", cmd_baseline, "make a run file the gate's baseline" },
+	{ "merge", cmd_merge, "join bench shards or repeated benches into one file" },
+	{ "history", cmd_history, "metrics per cell over the commits of several bench files" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
 	{ "export", cmd_export, "write a run's stacks as folded stacks or a pprof profile" },
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },

@@ -362,3 +362,106 @@ long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spe
 	}
 	return (long)j;
 }
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < len; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+void matrix_digest(const struct run_spec *specs, size_t n, char buf[17])
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char line[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct run_spec *s = &specs[i];
+		int len = snprintf(line, sizeof(line), "%s|%s|%d|%.17g|%.17g|%d|%u|%llu\n",
+				   s->sampler->name, s->workload->name, s->threads, s->hz,
+				   s->duration_s, s->repetition, (unsigned)s->param,
+				   (unsigned long long)s->seed);
+		h = fnv1a(h, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	}
+	snprintf(buf, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Same (workload, threads, hz, duration, param) group: cells of one block share it. */
+static int same_cell_group(const struct run_spec *a, const struct run_spec *b)
+{
+	return a->workload == b->workload && a->threads == b->threads && a->hz == b->hz &&
+	       a->duration_s == b->duration_s && a->param == b->param;
+}
+
+size_t matrix_shard(const struct run_spec *specs, size_t n, int k, int nshards, char *keep)
+{
+	double load[1000] = { 0 };
+	size_t kept = 0;
+
+	memset(keep, 0, n);
+	if (nshards < 1 || nshards > 1000 || k < 1 || k > nshards)
+		return 0;
+	/* Groups are contiguous in spec order (matrix_specs); walk them one by one. */
+	for (size_t g = 0; g < n;) {
+		size_t end = g;
+		while (end < n && same_cell_group(&specs[end], &specs[g]))
+			end++;
+		int mine = 0;
+		/* each sampler of the group is one cell: assign it on its first spec */
+		for (size_t i = g; i < end; i++) {
+			int first = 1;
+			for (size_t j = g; j < i && first; j++)
+				first = specs[j].sampler != specs[i].sampler;
+			if (!first || (specs[i].sampler->flags & SB_SAMPLER_BASELINE))
+				continue;
+			double cost = 0;
+			for (size_t j = i; j < end; j++)
+				if (specs[j].sampler == specs[i].sampler)
+					cost += specs[j].duration_s + 0.3;
+			int best = 0;
+			for (int s = 1; s < nshards; s++)
+				if (load[s] < load[best])
+					best = s;
+			load[best] += cost;
+			if (best != k - 1)
+				continue;
+			mine = 1;
+			for (size_t j = i; j < end; j++)
+				if (specs[j].sampler == specs[i].sampler)
+					keep[j] = 1;
+		}
+		/* a group of `none` only goes to shard 1; otherwise `none` follows its cells */
+		int only_none = 1;
+		for (size_t i = g; i < end; i++)
+			only_none &= (specs[i].sampler->flags & SB_SAMPLER_BASELINE) != 0;
+		if (mine || (only_none && k == 1))
+			for (size_t i = g; i < end; i++)
+				if (specs[i].sampler->flags & SB_SAMPLER_BASELINE)
+					keep[i] = 1;
+		g = end;
+	}
+	for (size_t i = 0; i < n; i++)
+		kept += keep[i] != 0;
+	return kept;
+}
+
+int matrix_parse_shard(const char *s, int *k, int *nshards)
+{
+	char *end;
+	long a, b;
+
+	errno = 0;
+	a = strtol(s, &end, 10);
+	if (end == s || *end != '/' || errno)
+		return -1;
+	const char *t = end + 1;
+	b = strtol(t, &end, 10);
+	if (end == t || *end || errno || b < 1 || b > 1000 || a < 1 || a > b)
+		return -1;
+	*k = (int)a;
+	*nshards = (int)b;
+	return 0;
+}

@@ -63,6 +63,22 @@ int matrix_load(const char *path, struct mx_matrix *m, char *err, size_t errlen)
 long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,
 		  char *err, size_t errlen);
 
+/* The identity of an expanded run list: a 64-bit FNV-1a digest, as 16 hex digits, of
+ * every spec's sampler, workload, threads, hz, duration, repetition, param and seed in
+ * order. Resume and merge refuse files of another digest. */
+void matrix_digest(const struct run_spec *specs, size_t n, char buf[17]);
+
+/* Marks in keep[0..n) the specs of shard k of nshards (1 <= k <= nshards), a
+ * deterministic split: each cell (sampler in a workload x threads x hz x duration group of
+ * one block) goes whole, with all its repetitions, to the least loaded shard so far
+ * (expected seconds; ties to the lowest k) in spec order, and a shard holding any cell of
+ * a group also runs that group's `none` runs (the overhead reference, so several shards
+ * may run the same `none` spec; merge keeps one). Returns the number kept. */
+size_t matrix_shard(const struct run_spec *specs, size_t n, int k, int nshards, char *keep);
+
+/* Parses "K/N" (1 <= K <= N <= 1000). Returns 0, or -1. */
+int matrix_parse_shard(const char *s, int *k, int *nshards);
+
 /* Writes the profile names of m, comma separated, into buf. */
 void matrix_profile_names(const struct mx_matrix *m, char *buf, size_t len);
 

@@ -77,7 +77,9 @@ static double none_ops_per_s(const struct sb_run *done, size_t ndone, const stru
 	int k = 0;
 	for (size_t i = 0; i < ndone; i++) {
 		const struct sb_run *d = &done[i];
-		if (strcmp(d->sampler, "none") || strcmp(d->workload, r->workload) ||
+		/* a `none` of a variant is that variant's reference; one without is everyone's */
+		if (strcmp(d->sampler, "none") || (d->variant[0] && strcmp(d->variant, r->variant)) ||
+		    strcmp(d->workload, r->workload) ||
 		    d->threads != r->threads || d->duration_s != r->duration_s || d->status != SB_RUN_OK)
 			continue;
 		double v = ops_per_s(d);
@@ -89,24 +91,62 @@ static double none_ops_per_s(const struct sb_run *done, size_t ndone, const stru
 	return k ? sum / k : NAN;
 }
 
+/* The output file: opts->out_path created, or opts->resume_tmp reopened; then the root
+ * attributes of opts->attrs. NULL with one line in err on failure. */
+static struct sb_h5 *open_output(const struct session_opts *opts, const struct sb_host *host,
+				 char *err, size_t errlen)
+{
+	struct sb_h5 *f;
+
+	if (opts->resume_tmp)
+		f = h5_reopen(opts->resume_tmp, opts->out_path, opts->resume_host, err, errlen);
+	else
+		f = h5_create(opts->out_path, host, opts->force, err, errlen);
+	for (size_t i = 0; f && opts->attrs && opts->attrs[i]; i += 2) {
+		if (h5_set_attr(f, opts->attrs[i], opts->attrs[i + 1]) != 0) {
+			snprintf(err, errlen, "%s", h5_strerror(f));
+			if (opts->resume_tmp)
+				h5_close(f);
+			else
+				h5_abort(f);
+			return NULL;
+		}
+	}
+	return f;
+}
+
+static void free_prior(const struct session_opts *opts)
+{
+	for (size_t i = 0; i < opts->nprior; i++)
+		run_free(&opts->prior[i]);
+	free(opts->prior);
+}
+
 int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
 		struct sb_run **runs_out, size_t *nruns_out)
 {
 	struct sb_host host;
 	char err[256];
 	struct sigaction sa, old;
-	struct sb_run *done = calloc(n + 1, sizeof(*done));
+	struct sb_run *done = calloc(opts->nprior + n + 1, sizeof(*done));
 	size_t ndone = 0;
 	int rc = SB_EXIT_OK;
 
 	if (!done) {
 		sb_err("out of memory");
+		free_prior(opts);
 		return SB_EXIT_FAIL;
 	}
+	if (opts->nprior)
+		memcpy(done, opts->prior, opts->nprior * sizeof(*done));
+	free(opts->prior); /* its runs now belong to done */
+	ndone = opts->nprior;
 	host_probe_calibrated(&host);
-	struct sb_h5 *f = h5_create(opts->out_path, &host, opts->force, err, sizeof(err));
+	struct sb_h5 *f = open_output(opts, &host, err, sizeof(err));
 	if (!f) {
 		sb_err("%s", err);
+		for (size_t i = 0; i < ndone; i++)
+			run_free(&done[i]);
 		free(done);
 		return SB_EXIT_USAGE;
 	}
@@ -128,7 +168,10 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 				specs[i].hz, specs[i].repetition);
 		if (opts->hook)
 			opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
-		if (runner_run(&specs[i], (int64_t)i, &r) != 0) {
+		int64_t id = opts->run_ids ? opts->run_ids[i] : (int64_t)i;
+		int ran = opts->run ? opts->run(opts->run_arg, i, &specs[i], id, &r)
+				    : runner_run(&specs[i], id, &r);
+		if (ran != 0) {
 			sb_err("cannot run %s on %s: out of memory or fork failed",
 			       specs[i].sampler->name, specs[i].workload->name);
 			rc = SB_EXIT_FAIL;
@@ -169,12 +212,12 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	sigaction(SIGINT, &old, NULL);
 	if (!interrupted)
 		calibrate_host(&host, "end");
-	h5_set_complete(f, !interrupted && ndone == n);
+	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
 	if (h5_close(f) != 0) /* h5_close printed why */
 		rc = SB_EXIT_FAIL;
 	if (interrupted) {
-		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone, n,
-		       opts->out_path);
+		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone,
+		       opts->nprior + n, opts->out_path);
 		rc = 130;
 	}
 	if (runs_out) {

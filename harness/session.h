@@ -15,9 +15,26 @@ struct session_opts {
 	void (*hook)(void *arg, size_t i, size_t n, const struct run_spec *spec,
 		     const struct sb_run *r);
 	void *hook_arg;
+
+	/* Bench driver (all optional, zero: a plain session). */
+	const int64_t *run_ids; /* run id of spec i (resume and shards keep the matrix's
+				 * numbering); NULL: i */
+	/* Runs spec i instead of runner_run (A/B: the candidate build); same contract. */
+	int (*run)(void *arg, size_t i, const struct run_spec *spec, int64_t id,
+		   struct sb_run *r);
+	void *run_arg;
+	const char *const *attrs; /* root string attributes, name, value, ..., NULL */
+	/* Resume: append to this `.tmp` file (renamed to out_path at the end) instead of
+	 * creating out_path; resume_host is the file's host (h5_read). */
+	const char *resume_tmp;
+	const struct sb_host *resume_host;
+	/* Runs already in the file (resume), owned by the session from the call on: they give
+	 * later runs their overhead and come first in runs_out. */
+	struct sb_run *prior;
+	size_t nprior;
 };
 
-/* Runs specs[0..n) in order, appends each run to opts->out_path (written to a temp file and
+/* Runs specs[0..n) in order (after opts->prior), appends each run to opts->out_path (written to a temp file and
  * renamed at the end, also after Ctrl-C, then marked incomplete) and prints one line per
  * run. `none` runs give later runs of the same cell their `overhead`. When runs_out is not
  * NULL it receives the runs (metrics and threads only; caller frees with run_free + free).

@@ -43,3 +43,24 @@ int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t
 	    int load_samples, char *err, size_t errlen);
 
 #endif
+
+/* ---- bench driver: matrix identity, resume, merge (definitions at the end of h5io.c) ---- */
+
+/* Sets root string attribute name (e.g. `matrix_digest`) and flushes. Returns 0/-1
+ * (h5_strerror). */
+int h5_set_attr(struct sb_h5 *f, const char *name, const char *value);
+/* Reads root string attribute name of path into buf. Returns 0, 1 when absent (buf ""),
+ * -1 with one line in err when path cannot be opened. */
+int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char *err,
+		 size_t errlen);
+/* Reopens the `.tmp` file of an interrupted invocation for appending (runs the /runs table
+ * does not list are deleted); h5_close() renames it to final_path. host: what new run
+ * groups record. Returns NULL with one line in err on failure. */
+struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
+			const struct sb_host *host, char *err, size_t errlen);
+/* h5_append_run() with the run group recording host instead of the file's. */
+int h5_append_run_host(struct sb_h5 *f, const struct sb_run *r, const struct sb_host *host);
+/* Reads numeric root attribute name (e.g. `schema_version`) of path. Returns 0, 1 when
+ * absent, -1 with one line in err when path cannot be opened. */
+int h5_read_attr_num(const char *path, const char *name, double *out, char *err,
+		     size_t errlen);

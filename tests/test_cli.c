@@ -150,6 +150,71 @@ static void test_existing_output_needs_force(void **state)
 	unlink(existing);
 }
 
+/* Runs bin with args; captures stdout into out. Returns the exit status. */
+static int run_stdout(char *out, size_t outlen, const char *const *args)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		const char *argv[32] = { bin };
+		for (int i = 0; args[i] && i < 30; i++)
+			argv[i + 1] = args[i];
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < outlen && (k = read(fds[0], out + n, outlen - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fds[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Baselines live under results/baselines/ by machine class; bad targets are refused. */
+static void test_baseline_paths(void **state)
+{
+	(void)state;
+	char out[1024];
+	assert_int_equal(run_stdout(out, sizeof(out), ARGS("baseline", "--path")), 0);
+	assert_int_equal(strncmp(out, "results/baselines/", 18), 0);
+	assert_non_null(strstr(out, ".h5\n"));
+	assert_null(strchr(out + 18, '/')); /* the fingerprint cannot leave the directory */
+	expect_usage_error("must end in .h5", ARGS("baseline", "--to", "x.txt", out_path));
+	expect_usage_error("cannot open", ARGS("baseline", "/nonexistent/x.h5"));
+	expect_usage_error("unexpected argument", ARGS("baseline", "--path", "extra"));
+}
+
+/* bench's driver options: bad values are refused in one line before anything runs. */
+static void test_bench_driver_options(void **state)
+{
+	(void)state;
+	char tmp[700], other[700];
+	snprintf(tmp, sizeof(tmp), "%s/other.h5.tmp", tmpdir);
+	expect_usage_error("--resume wants the FILE.h5.tmp", ARGS("bench", "--resume", out_path));
+	expect_usage_error("exclude each other",
+			   ARGS("bench", "--resume", tmp, "-o", out_path));
+	expect_usage_error("--shard wants K/N", ARGS("bench", "--shard", "3/2", "-o", out_path));
+	expect_usage_error("unknown revision 'no-such-rev'",
+			   ARGS("bench", "--ab", "no-such-rev", "-o", out_path));
+	/* a file of another bench (no matrix identity) is refused */
+	char err[4096];
+	snprintf(other, sizeof(other), "%s/other.h5", tmpdir);
+	assert_int_equal(run(err, sizeof(err), ARGS("run", "-s", "none", "-w", "balanced", "-t",
+						     "1", "-d", "0.1", "-q", "-o", other)),
+			 0);
+	assert_int_equal(rename(other, tmp), 0);
+	expect_usage_error("cannot resume", ARGS("bench", "--profile", "quick", "--resume", tmp));
+	unlink(tmp);
+}
+
 static void test_help_is_not_an_error(void **state)
 {
 	(void)state;
@@ -175,6 +240,8 @@ int main(void)
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_existing_output_needs_force),
 		cmocka_unit_test(test_help_is_not_an_error),
+		cmocka_unit_test(test_baseline_paths),
+		cmocka_unit_test(test_bench_driver_options),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(tmpdir);

@@ -118,6 +118,88 @@ static void test_load_missing_file(void **state)
 
 /* The shipped ci/matrix parses with today's tables, has the profiles the Makefile uses,
  * and its quick profile (run inside `make check`) stays within its budget of time. */
+/* Shards: every spec in exactly one shard except `none`, which goes with each shard that
+ * holds a cell of its group; a cell's repetitions stay together; the split is
+ * deterministic. */
+static void test_shards_partition_cells(void **state)
+{
+	(void)state;
+	const char *text = "[s]\n"
+			   "samplers = none ctimer itimer mach perf\n"
+			   "workloads = balanced skewed\n"
+			   "threads = 2 8\n"
+			   "reps = 3\n";
+	struct run_spec *specs;
+
+	assert_int_equal(matrix_parse(text, "t", &m, err, sizeof(err)), 0);
+	long n = matrix_specs(&m, "s", &specs, err, sizeof(err));
+	assert_int_equal(n, 5 * 2 * 2 * 3);
+	for (int nshards = 1; nshards <= 5; nshards++) {
+		int count[200] = { 0 };
+		size_t total = 0;
+		char keep[200], again[200];
+		for (int k = 1; k <= nshards; k++) {
+			size_t kept = matrix_shard(specs, (size_t)n, k, nshards, keep);
+			assert_int_equal(matrix_shard(specs, (size_t)n, k, nshards, again), kept);
+			assert_memory_equal(keep, again, (size_t)n);
+			total += kept;
+			for (long i = 0; i < n; i++) {
+				count[i] += keep[i];
+				/* a kept spec's whole cell is kept, and its group's none runs */
+				for (long j = 0; keep[i] && j < n; j++) {
+					int same_group = specs[j].workload == specs[i].workload &&
+							 specs[j].threads == specs[i].threads;
+					if (same_group && (specs[j].sampler == specs[i].sampler ||
+							   !strcmp(specs[j].sampler->name, "none")))
+						assert_true(keep[j]);
+				}
+			}
+		}
+		for (long i = 0; i < n; i++) {
+			if (strcmp(specs[i].sampler->name, "none"))
+				assert_int_equal(count[i], 1);
+			else
+				assert_true(count[i] >= 1);
+		}
+		assert_true(total >= (size_t)n);
+		if (nshards > 1) /* 16 cells over a few shards: none is empty */
+			for (int k = 1; k <= nshards; k++)
+				assert_true(matrix_shard(specs, (size_t)n, k, nshards, keep) > 0);
+	}
+	char keep[200];
+	assert_int_equal(matrix_shard(specs, (size_t)n, 3, 2, keep), 0);
+	free(specs);
+}
+
+static void test_shard_arg_and_digest(void **state)
+{
+	(void)state;
+	int k, nshards;
+	assert_int_equal(matrix_parse_shard("2/3", &k, &nshards), 0);
+	assert_int_equal(k, 2);
+	assert_int_equal(nshards, 3);
+	assert_int_equal(matrix_parse_shard("0/3", &k, &nshards), -1);
+	assert_int_equal(matrix_parse_shard("4/3", &k, &nshards), -1);
+	assert_int_equal(matrix_parse_shard("1/", &k, &nshards), -1);
+	assert_int_equal(matrix_parse_shard("1/2x", &k, &nshards), -1);
+
+	struct run_spec *specs;
+	char a[17], b[17];
+	assert_int_equal(matrix_parse("[s]\nsamplers = ctimer\nworkloads = skewed\n", "t", &m,
+				      err, sizeof(err)), 0);
+	long n = matrix_specs(&m, "s", &specs, err, sizeof(err));
+	matrix_digest(specs, (size_t)n, a);
+	matrix_digest(specs, (size_t)n, b);
+	assert_string_equal(a, b);
+	assert_int_equal(strlen(a), 16);
+	specs[n - 1].seed++; /* any change of the run list changes the identity */
+	matrix_digest(specs, (size_t)n, b);
+	assert_string_not_equal(a, b);
+	matrix_digest(specs, (size_t)n - 1, b);
+	assert_string_not_equal(a, b);
+	free(specs);
+}
+
 static void test_ci_matrix(void **state)
 {
 	(void)state;
@@ -164,6 +246,8 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_ci_matrix),
+		cmocka_unit_test(test_shards_partition_cells),
+		cmocka_unit_test(test_shard_arg_and_digest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,188 @@
+/* ab.c - the candidate build of an A/B bench. */
+#include "ab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../results/h5io.h"
+#include "cli.h"
+
+/* Runs argv (no shell) with stdout to out_fd (-1: inherited) and stderr to err_fd (-1:
+ * inherited). Returns the exit status, 128+signal, or -1 when it could not start. */
+static int spawn(char *const argv[], int out_fd, int err_fd)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (out_fd >= 0)
+			dup2(out_fd, 1);
+		if (err_fd >= 0)
+			dup2(err_fd, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs argv and reads the first line of its stdout into buf. Returns its exit status. */
+static int capture_line(char *const argv[], char *buf, size_t len)
+{
+	char path[] = "/tmp/sampbench-ab-out.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int rc = spawn(argv, fd, nul);
+	if (nul >= 0)
+		close(nul);
+	ssize_t n = pread(fd, buf, len - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return rc;
+}
+
+int ab_prepare(const char *rev, struct ab_build *b, char *err, size_t errlen)
+{
+	char spec[256], log[300];
+	int fd = -1, added = 0, ret = -1;
+
+	memset(b, 0, sizeof(*b));
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	char *parse[] = { "git", "rev-parse", "--verify", "--quiet", spec, NULL };
+	if (capture_line(parse, b->rev, sizeof(b->rev)) != 0 || !b->rev[0]) {
+		snprintf(err, errlen, "unknown revision '%s' (not a commit of this repository)", rev);
+		return -1;
+	}
+	snprintf(b->dir, sizeof(b->dir), "/tmp/sampbench-ab.XXXXXX");
+	if (!mkdtemp(b->dir)) {
+		snprintf(err, errlen, "cannot create a directory in /tmp: %s", strerror(errno));
+		return -1;
+	}
+	rmdir(b->dir); /* git worktree add wants to create it */
+	snprintf(log, sizeof(log), "%s.log", b->dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create '%s': %s", log, strerror(errno));
+		return -1;
+	}
+	char *add[] = { "git", "worktree", "add", "--detach", "--quiet", b->dir, b->rev, NULL };
+	if (spawn(add, fd, fd) != 0) {
+		snprintf(err, errlen, "cannot check out '%s' into '%s' (git worktree add; see %s)",
+			 rev, b->dir, log);
+		goto cleanup;
+	}
+	added = 1;
+	fprintf(stderr, "bench: building candidate %s (%.12s) in %s (log %s)\n", rev, b->rev,
+		b->dir, log);
+	char *make[] = { "make", "-C", b->dir, "-j2", "--no-print-directory", "BUILD=build",
+			 "build/sampbench", NULL };
+	if (spawn(make, fd, fd) != 0) {
+		snprintf(err, errlen, "cannot build '%s' (see %s)", rev, log);
+		goto cleanup;
+	}
+	snprintf(b->bin, sizeof(b->bin), "%s/build/sampbench", b->dir);
+	snprintf(b->out, sizeof(b->out), "%s/run.h5", b->dir);
+	ret = 0;
+cleanup:
+	close(fd);
+	if (ret != 0 && added)
+		ab_cleanup(b);
+	return ret;
+}
+
+void ab_cleanup(struct ab_build *b)
+{
+	if (!b->dir[0])
+		return;
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	char *rm[] = { "git", "worktree", "remove", "--force", b->dir, NULL };
+	if (spawn(rm, nul, nul) != 0)
+		fprintf(stderr, "sampbench: warning: cannot remove worktree '%s' "
+			"(git worktree remove --force %s)\n", b->dir, b->dir);
+	if (nul >= 0)
+		close(nul);
+	b->dir[0] = 0;
+}
+
+static void failed_run(const struct run_spec *spec, int64_t id, struct sb_run *r,
+		       const char *why)
+{
+	memset(r, 0, sizeof(*r));
+	r->run_id = id;
+	snprintf(r->sampler, sizeof(r->sampler), "%s", spec->sampler->name);
+	snprintf(r->workload, sizeof(r->workload), "%s", spec->workload->name);
+	r->threads = spec->threads;
+	r->hz = spec->hz;
+	r->duration_s = spec->duration_s;
+	r->repetition = spec->repetition;
+	r->status = SB_RUN_FAILED;
+	r->clock = spec->sampler->clock;
+	snprintf(r->reason, sizeof(r->reason), "%s", why);
+	snprintf(r->variant, sizeof(r->variant), "B");
+	metrics_clear(&r->metrics);
+}
+
+int ab_run_candidate(const struct ab_build *b, const struct run_spec *spec, int64_t id,
+		     struct sb_run *r)
+{
+	char threads[16], hz[32], dur[32], param[16], seed[32], err[512], why[SB_REASON_LEN];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+
+	snprintf(threads, sizeof(threads), "%d", spec->threads);
+	snprintf(hz, sizeof(hz), "%.17g", spec->hz);
+	snprintf(dur, sizeof(dur), "%.17g", spec->duration_s);
+	snprintf(param, sizeof(param), "%u", (unsigned)spec->param);
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)spec->seed);
+	char *argv[32] = { (char *)b->bin, "run", "-s", (char *)spec->sampler->name, "-w",
+			   (char *)spec->workload->name, "-t", threads, "-z", hz, "-d", dur,
+			   "--param", param, "--seed", seed, "-q", "--force", "-o",
+			   (char *)b->out };
+	int argc = 20;
+	if (!spec->rt_priority)
+		argv[argc++] = "--no-rt";
+	if (spec->idle_skip)
+		argv[argc++] = "--idle-skip";
+	argv[argc] = NULL;
+
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	unlink(b->out);
+	int rc = spawn(argv, nul, -1);
+	if (nul >= 0)
+		close(nul);
+	if (rc < 0)
+		return -1;
+	if (rc > 1) {
+		snprintf(why, sizeof(why), "candidate build %.12s: 'sampbench run' exited %d", b->rev,
+			 rc);
+		failed_run(spec, id, r, why);
+		return 0;
+	}
+	if (h5_read(b->out, NULL, &runs, &n, 1, err, sizeof(err)) != 0 || n != 1) {
+		snprintf(why, sizeof(why), "candidate build %.12s: %.150s", b->rev,
+			 n != 1 && !runs ? err : "not exactly one run");
+		for (size_t i = 0; i < n; i++)
+			run_free(&runs[i]);
+		free(runs);
+		failed_run(spec, id, r, why);
+		return 0;
+	}
+	*r = runs[0];
+	free(runs);
+	r->run_id = id;
+	r->repetition = spec->repetition;
+	snprintf(r->variant, sizeof(r->variant), "B");
+	return 0;
+}
