@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../results/h5io.h"
+#include "../sampler/thread_ctl.h"
 #include "cli.h"
 
 /* Runs argv (no shell) with stdout to out_fd (-1: inherited) and stderr to err_fd (-1:
@@ -20,6 +21,13 @@ static int spawn(char *const argv[], int out_fd, int err_fd)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		/* The session's calibration holds for A and B alike: B's build skips its own
+		 * (0.8 s a run) and spins with the budget A's runs use, so the two builds run
+		 * the same policy on the same measured host. */
+		char spin[32];
+		snprintf(spin, sizeof(spin), "%llu", (unsigned long long)tc_spin_ns());
+		setenv("SB_CALIBRATE", "0", 1);
+		setenv("SB_MACH_SPIN_NS", spin, 1);
 		if (out_fd >= 0)
 			dup2(out_fd, 1);
 		if (err_fd >= 0)

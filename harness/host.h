@@ -11,7 +11,8 @@ void host_probe(struct sb_host *h);
 
 /* host_probe(), then the start calibration (calibrate.h: host facts and the rendezvous
  * spin budget of this process and the children it forks), then host_fingerprint(). What
- * run, bench and exec record. About 0.3 s. */
+ * run, bench and exec record. About 0.4 s. SB_CALIBRATE=0 skips the calibration (the
+ * candidate runs of an A/B bench, whose session has calibrated). */
 void host_probe_calibrated(struct sb_host *h);
 
 /* Sets h->fingerprint: which machine class h is, for comparing timings only within one
