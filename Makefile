@@ -91,6 +91,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS) -lcmocka
 
+# mach's per-tick cost for 1..64 threads against this host's floors (docs/mach.md).
+SCALING := $(BUILD)/mach_scaling
+$(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+$(BUILD)/tools/mach_scaling.o: CFLAGS += -I.
+
 check: deps $(BIN) $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=20 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh
 ifneq ($(GATE_QUICK),0)
@@ -110,9 +117,12 @@ fuzz:
 # AB=REV: same-run A/B, REV's build (B) against this checkout's (A) in one file, gated B
 # vs A. SHARD=K/N: part K of N (results/runs/<UTC>-shardKofN.h5). RESUME=FILE.h5.tmp:
 # continue a killed bench.
+# PROFILE=full also writes <UTC>.scaling.txt: mach's per-tick cost for 1..64 threads
+# against this host's floors (tools/mach_scaling.c).
 PROFILE ?= default
-bench: deps $(BIN)
+bench: deps $(BIN) $(if $(filter full,$(PROFILE)),$(SCALING))
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ)$(if $(SHARD),-shard$(subst /,of,$(SHARD))); \
+	$(if $(filter full,$(PROFILE)),$(SCALING) >$$run.scaling.txt || exit 2;) \
 	$(if $(RESUME),run=$(patsubst %.h5.tmp,%,$(RESUME));) \
 	$(BIN) bench --matrix $(MATRIX) $(if $(RESUME),--resume $(RESUME) $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE)),--profile $(PROFILE) -o $$run.h5) \
 	  $(if $(AB),--ab $(AB)) $(if $(SHARD),--shard $(SHARD)); rc=$$?; [ $$rc -le 1 ] || exit $$rc; \

@@ -7,7 +7,7 @@
 
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;
-extern const struct sampler sampler_mach;
+extern const struct sampler sampler_mach, sampler_mach_idle;
 extern const struct sampler sampler_mach_task;
 extern const struct sampler sampler_gperftools;
 extern const struct sampler sampler_fault_misdeliver, sampler_fault_slow;
@@ -16,6 +16,7 @@ const struct sampler *const sb_sampler_table[] = {
 	&sampler_none,
 	&sampler_itimer,
 	&sampler_mach,
+	&sampler_mach_idle,
 	&sampler_mach_task,
 	&sampler_gperftools,
 	&sampler_fault_misdeliver, &sampler_fault_slow,

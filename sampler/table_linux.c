@@ -9,7 +9,7 @@ extern const struct sampler sampler_itimer;
 extern const struct sampler sampler_ctimer;
 extern const struct sampler sampler_perf;
 extern const struct sampler sampler_ptrace;
-extern const struct sampler sampler_mach;
+extern const struct sampler sampler_mach, sampler_mach_idle;
 extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
 extern const struct sampler sampler_fault_misdeliver, sampler_fault_drop, sampler_fault_slow,
 	sampler_fault_stack;
@@ -22,6 +22,7 @@ const struct sampler *const sb_sampler_table[] = {
 	&sampler_perf,
 	&sampler_ptrace,
 	&sampler_mach,
+	&sampler_mach_idle,
 	&sampler_gperftools, &sampler_gperftools_pt,
 	&sampler_fault_misdeliver, &sampler_fault_drop, &sampler_fault_slow, &sampler_fault_stack,
 	&sampler_test_malloc_in_handler,
