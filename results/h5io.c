@@ -35,7 +35,7 @@
 #define UNIT_LEN 16
 #define ATTR_STR_MAX 4096        /* longest string attribute a reader accepts */
 /* Deflate cannot compress better than about 1032:1, so a dataset whose rows need more
- * than this many times the file's size is damaged (its extent was corrupted). */
+ * than this many times the bytes it stores is damaged (its extent was corrupted). */
 #define MAX_INFLATION 1100
 #define MAX_READ_BYTES ((uint64_t)4 << 30) /* no table of ours comes near 4 GiB */
 
