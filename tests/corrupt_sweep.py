@@ -4,7 +4,8 @@ against every reader.
 
 Writes a 2-run results file with `sampbench run` (or takes --file), makes N copies of it
 with 1 to 50 random bytes changed each (seeded: the same seed gives the same copies), and
-runs `show`, `top`, `export`, `gate` and `report` on each copy with a 10 s limit. Every
+runs `show`, `top`, `export`, `gate`, `report` and `baseline` (into a scratch file) on
+each copy with a 10 s limit. Every
 answer must be one of:
   read     exit 0 (the damage hit padding or free space, or data no check covers)
   verdict  exit 1 with the file read: gate's regression verdict, top/report finding
@@ -26,7 +27,7 @@ import tempfile
 import time
 
 LIMIT_S = 10.0
-COMMANDS = ["show", "top", "export", "gate", "report"]
+COMMANDS = ["show", "top", "export", "gate", "report", "baseline"]
 
 
 def argv_for(cmd, binary, path, scratch):
@@ -34,6 +35,8 @@ def argv_for(cmd, binary, path, scratch):
         return [binary, "export", "--format", "folded", path]
     if cmd == "report":
         return [binary, "report", path, "-o", os.path.join(scratch, "report")]
+    if cmd == "baseline":  # into the scratch directory, never results/baseline.h5
+        return [binary, "baseline", "--force", "--to", os.path.join(scratch, "b.h5"), path]
     return [binary, cmd, path]
 
 
