@@ -618,6 +618,9 @@ static void test_fault_drop(void **state)
 static void test_healthy_ctimer(void **state)
 {
 	(void)state;
+#ifdef __SANITIZE_THREAD__ /* TSan defers signals: ctimer's stacks are stale there */
+	skip();
+#endif
 	expect_healthy("ctimer", "5", "1");
 }
 

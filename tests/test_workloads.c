@@ -30,6 +30,16 @@
 
 #define SLACK_NS 5000000ull /* clock reads around fn are not atomic with the CPU clock */
 
+/* ThreadSanitizer defers an asynchronous signal to its next interceptor and then hands the
+ * handler the context saved when the signal arrived, whose stack has moved on: a stack
+ * walked by a signal-based sampler (ctimer) is meaningless in a SANITIZE=thread build, so
+ * the stack checks of those samplers are left out there (their counts are still checked). */
+#ifdef __SANITIZE_THREAD__
+#define SIGNAL_STACKS_VALID 0
+#else
+#define SIGNAL_STACKS_VALID 1
+#endif
+
 /* The run a test holds. A failed assert longjmps out of the test: the teardown frees the
  * run, so the sanitizer build reports the failure and not a leak. */
 static struct sb_run *live_run;
@@ -138,7 +148,7 @@ static void test_mixed(void **state)
 	assert_false(isnan(r.metrics.offcpu_sample_fraction));
 	assert_true(r.metrics.offcpu_true_fraction > 0.1);
 	assert_true(r.metrics.offcpu_sample_fraction < 0.1);
-	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	assert_true(!SIGNAL_STACKS_VALID || r.metrics.stack_correct_fraction > 0.8);
 	run_free(&r);
 
 	/* A wall-clock sampler splits them: its off-CPU share follows the truth. */
@@ -175,7 +185,7 @@ static void test_churn(void **state)
 		      "stack_correct %.3f\n", r.metrics.nsamples, r.metrics.rate_accuracy,
 		      r.metrics.thread_tvd, r.metrics.stack_correct_fraction);
 	assert_true(r.metrics.nsamples > 0);
-	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	assert_true(!SIGNAL_STACKS_VALID || r.metrics.stack_correct_fraction > 0.8);
 	assert_true(r.metrics.thread_tvd < 0.3);
 	run_free(&r);
 }
@@ -211,6 +221,10 @@ static void test_deep(void **state)
 	/* Every frame checks its callee's result: depth + 1 on an intact return path. */
 	run_ok("none", "deep", 2, 250, 0.5, 50, &r);
 	run_free(&r);
+	if (!SIGNAL_STACKS_VALID) {
+		print_message("ctimer deep: stack checks left out under ThreadSanitizer\n");
+		return;
+	}
 
 	run_ok("ctimer", "deep", 2, 250, 0.5, 50, &r);
 	uint32_t med = median_depth(&r);
