@@ -41,25 +41,25 @@ def argv_for(cmd, binary, path, scratch):
 
 
 def run_one(cmd, binary, path, scratch):
-    """(outcome, detail) of one reader on one file."""
+    """(outcome, detail, seconds) of one reader on one file."""
     t0 = time.monotonic()
     try:
         p = subprocess.run(argv_for(cmd, binary, path, scratch), stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, timeout=LIMIT_S)
     except subprocess.TimeoutExpired:
-        return "BAD", f"over {LIMIT_S:.0f} s"
+        return "BAD", f"over {LIMIT_S:.0f} s", LIMIT_S
     dt = time.monotonic() - t0
     err = p.stderr.decode("utf-8", "replace").splitlines()
     if p.returncode < 0:
-        return "BAD", f"signal {-p.returncode}"
+        return "BAD", f"signal {-p.returncode}", dt
     if p.returncode == 0:
-        return "read", ""
+        return "read", "", dt
     if p.returncode == 1:
-        return "verdict", err[0] if err else ""
+        return "verdict", err[0] if err else "", dt
     if p.returncode == 2 and len(err) == 1:
-        return "refused", err[0]
+        return "refused", err[0], dt
     return "BAD", f"exit {p.returncode} after {dt:.1f} s, {len(err)} stderr lines: " \
-                  f"{' | '.join(err[:3])}"
+                  f"{' | '.join(err[:3])}", dt
 
 
 def corrupt(src, dst, rng):
@@ -92,7 +92,8 @@ def main():
             dst = os.path.join(scratch, f"bad{i:04d}.h5")
             corrupt(src, dst, rng)
             files.append(dst)
-        tally = {c: {"read": 0, "verdict": 0, "refused": 0, "BAD": 0} for c in COMMANDS}
+        tally = {c: {"read": 0, "verdict": 0, "refused": 0, "BAD": 0, "max_s": 0.0}
+                 for c in COMMANDS}
         bad = []
         t0 = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
@@ -104,8 +105,9 @@ def main():
                     jobs[pool.submit(run_one, c, args.bin, f, sub)] = (c, f)
             for fut in concurrent.futures.as_completed(jobs):
                 c, f = jobs[fut]
-                outcome, detail = fut.result()
+                outcome, detail, dt = fut.result()
                 tally[c][outcome] += 1
+                tally[c]["max_s"] = max(tally[c]["max_s"], dt)
                 if outcome == "BAD":
                     keep = os.path.join(tempfile.gettempdir(), "sweep-" + os.path.basename(f))
                     shutil.copy(f, keep)
@@ -113,10 +115,12 @@ def main():
         print(f"{args.n} damaged copies of {os.path.basename(src)} ({os.path.getsize(src)} "
               f"bytes, 1-50 bytes changed each, seed {args.seed}), "
               f"{time.monotonic() - t0:.0f} s")
-        print(f"{'command':8} {'read':>6} {'verdict':>8} {'refused':>8} {'BAD':>5}")
+        print(f"{'command':8} {'read':>6} {'verdict':>8} {'refused':>8} {'BAD':>5} "
+              f"{'slowest':>8}")
         for c in COMMANDS:
             t = tally[c]
-            print(f"{c:8} {t['read']:6} {t['verdict']:8} {t['refused']:8} {t['BAD']:5}")
+            print(f"{c:8} {t['read']:6} {t['verdict']:8} {t['refused']:8} {t['BAD']:5} "
+                  f"{t['max_s']:7.2f}s")
         for b in sorted(bad)[:20]:
             print("BAD", b)
         return 1 if bad else 0
