@@ -106,8 +106,11 @@ def check_readable(path):
     limit = 5 + os.path.getsize(path) / 10e6  # s: 5 s, plus 1 s per 10 MB
     sys.stdout.flush()
     sys.stderr.flush()
+    rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(rfd)
+        os.dup2(wfd, 2)  # its line, and whatever glibc or libhdf5 print: the parent sorts
         code = 0
         try:
             load_file(path)
@@ -117,22 +120,40 @@ def check_readable(path):
             code = 2
         sys.stderr.flush()
         os._exit(code)
+    os.close(wfd)
+    os.set_blocking(rfd, False)
+    said = b""
     deadline = time.monotonic() + limit
     while True:
+        try:
+            said += os.read(rfd, 65536)
+        except BlockingIOError:
+            pass
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+            os.close(rfd)
             die(f"cannot read {path}: damaged file (its HDF5 reader did not finish "
                 f"in {limit:.0f} s)")
         time.sleep(0.01)
+    try:
+        said += os.read(rfd, 65536)
+    except BlockingIOError:
+        pass
+    os.close(rfd)
     if os.WIFSIGNALED(status):
         die(f"cannot read {path}: damaged file (its HDF5 reader was killed by "
             f"{signal.Signals(os.WTERMSIG(status)).name})")
     if os.WEXITSTATUS(status) != 0:
-        sys.exit(os.WEXITSTATUS(status))  # the child printed the one line
+        ours = [l for l in said.decode("utf-8", "replace").splitlines()
+                if l.startswith("sampbench: ")]
+        if ours:
+            print(ours[-1], file=sys.stderr)
+            sys.exit(os.WEXITSTATUS(status))
+        die(f"cannot read {path}: damaged file")
 
 
 def load(paths):
