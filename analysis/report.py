@@ -103,7 +103,7 @@ def check_readable(path):
     """Reads path once in a child process first: libhdf5 may crash or loop on a damaged
     file (schema 1 files have no checksums), and the report must answer with one line and
     exit 2, never a signal or a hang. Returns when the child read it cleanly."""
-    limit = 5 + os.path.getsize(path) / 10e6  # s: 5 s, plus 1 s per 10 MB
+    limit = 5 + os.path.getsize(path) / 1e6  # s: 5 s, plus 1 s per MB
     sys.stdout.flush()
     sys.stderr.flush()
     rfd, wfd = os.pipe()

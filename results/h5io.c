@@ -40,6 +40,11 @@
  * than this many times the bytes it stores is damaged (its extent was corrupted). */
 #define MAX_INFLATION 1100
 #define MAX_READ_BYTES ((uint64_t)4 << 30) /* no table of ours comes near 4 GiB */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_SLOWDOWN 3
+#else
+#define SANITIZER_SLOWDOWN 1
+#endif
 
 /* One row of /runs. The metric columns come from sb_metric_infos. */
 struct runs_row {
@@ -1395,10 +1400,13 @@ cleanup:
  * single-threaded command; the child opens its own descriptor, and the parent has the
  * file closed meanwhile). Returns 0 when the child finished (its own refusal is repeated
  * by the real read), -1 with one line in rd->err when it was killed or ran too long. */
+#define TRIAL_REFUSED 3 /* exit status of a child that refused the file cleanly */
+
 static int trial_read(struct rd *rd, int load_samples)
 {
-	/* 5 s, plus 1 s per 10 MB: results/baseline.h5 (12 MB) reads in under 1 s */
-	uint64_t limit_ms = 5000 + rd->file_size / 10000;
+	/* 5 s, plus 1 s per MB (results/baseline.h5, 12 MB, reads in 1 s); sanitizer builds
+	 * run several times slower */
+	uint64_t limit_ms = (5000 + rd->file_size / 1000) * SANITIZER_SLOWDOWN;
 	uint64_t waited_ms = 0;
 	int status = 0;
 	pid_t pid;
@@ -1428,7 +1436,9 @@ static int trial_read(struct rd *rd, int load_samples)
 		child.err = err;
 		child.errlen = sizeof(err);
 		child.file = open_path(&child);
-		_exit(child.file < 0 || read_file(&child, NULL, &runs, &n, load_samples) < 0);
+		if (child.file < 0 || read_file(&child, NULL, &runs, &n, load_samples) < 0)
+			_exit(TRIAL_REFUSED);
+		_exit(0);
 	}
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		if (waited_ms >= limit_ms) {
@@ -1446,6 +1456,13 @@ static int trial_read(struct rd *rd, int load_samples)
 		seterr(rd->err, rd->errlen, "'%s' is damaged: reading it crashed libhdf5 (SIG%s)",
 		       rd->path, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
 								: "?");
+		return -1;
+	}
+	/* any other status is a crash a sanitizer caught and exited on */
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 &&
+				   WEXITSTATUS(status) != TRIAL_REFUSED)) {
+		seterr(rd->err, rd->errlen, "'%s' is damaged: reading it crashed libhdf5 "
+		       "(exit status %d)", rd->path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		return -1;
 	}
 	return 0;
