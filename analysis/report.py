@@ -9,7 +9,9 @@ python3-h5py, python3-numpy and python3-matplotlib.
 import argparse
 import html
 import os
+import signal
 import sys
+import time
 import warnings
 
 
@@ -21,15 +23,18 @@ def die(msg, code=2):
 np = h5py = plt = Patch = None  # imported by main() once the arguments are checked
 
 
-def import_modules():
+def import_modules(plotting):
+    """numpy and h5py to read the files; matplotlib (slow to import) only with plotting,
+    once the files are read, so a refused file is answered at once."""
     global np, h5py, plt, Patch
     try:
         import numpy as np
         import h5py
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Patch
+        if plotting:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            from matplotlib.patches import Patch
     except ImportError as e:
         mod = (e.name or "a module").split(".")[0]
         die(f"python module {mod} missing (apt-get install python3-{mod}, or make deps)", 1)
@@ -56,22 +61,25 @@ def text(v):
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
 
 
-def load(paths):
-    """Host facts per file and one dict per run (runs row + samples + threads)."""
-    hosts, runs = [], []
-    for path in paths:
-        try:
-            f = h5py.File(path, "r")
-        except OSError as e:
-            die(f"cannot read {path}: {str(e).splitlines()[0]}")
+SCHEMAS = (1, 2)  # results schema versions this report reads (docs/hdf5.md)
+
+
+def load_file(path):
+    """Host facts and runs of one file; any problem is one line and exit 2 (die)."""
+    try:
+        f = h5py.File(path, "r")
+    except Exception as e:  # OSError, and anything h5py raises on a damaged superblock
+        die(f"cannot read {path}: {(str(e).splitlines() or ['not an HDF5 file'])[0]}")
+    runs = []
+    try:
         with f:
             attrs = {k: text(v) for k, v in f.attrs.items()}
-            if attrs.get("schema_version") != 1:
-                die(f"cannot read {path}: schema_version {attrs.get('schema_version')}, want 1")
+            if attrs.get("schema_version") not in SCHEMAS:
+                die(f"cannot read {path}: schema_version {attrs.get('schema_version')}, "
+                    f"want {' or '.join(map(str, SCHEMAS))}")
             if "runs" not in f:
                 die(f"cannot read {path}: no /runs table")
             attrs["file"] = os.path.basename(path)
-            hosts.append(attrs)
             table = f["runs"][:]
             for row in table:
                 r = {k: text(row[k]) for k in table.dtype.names}
@@ -83,6 +91,79 @@ def load(paths):
                     r["window_ns"] = s["suspend_window_ns"].astype(float)
                     r["thread_rows"] = g["threads"][:]
                 runs.append(r)
+    except SystemExit:
+        raise
+    except Exception as e:  # a damaged or foreign file: KeyError, ValueError, OSError, ...
+        msg = (str(e).splitlines() or [type(e).__name__])[0]
+        die(f"cannot read {path}: damaged or not a sampbench results file ({msg})")
+    return attrs, runs
+
+
+def check_readable(path):
+    """Reads path once in a child process first: libhdf5 may crash or loop on a damaged
+    file (schema 1 files have no checksums), and the report must answer with one line and
+    exit 2, never a signal or a hang. Returns when the child read it cleanly."""
+    limit = 5 + os.path.getsize(path) / 1e6  # s: 5 s, plus 1 s per MB
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        os.dup2(wfd, 2)  # its line, and whatever glibc or libhdf5 print: the parent sorts
+        code = 0
+        try:
+            load_file(path)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 2
+        except BaseException:
+            code = 2
+        sys.stderr.flush()
+        os._exit(code)
+    os.close(wfd)
+    os.set_blocking(rfd, False)
+    said = b""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            said += os.read(rfd, 65536)
+        except BlockingIOError:
+            pass
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(rfd)
+            die(f"cannot read {path}: damaged file (its HDF5 reader did not finish "
+                f"in {limit:.0f} s)")
+        time.sleep(0.01)
+    try:
+        said += os.read(rfd, 65536)
+    except BlockingIOError:
+        pass
+    os.close(rfd)
+    if os.WIFSIGNALED(status):
+        die(f"cannot read {path}: damaged file (its HDF5 reader was killed by "
+            f"{signal.Signals(os.WTERMSIG(status)).name})")
+    if os.WEXITSTATUS(status) != 0:
+        ours = [l for l in said.decode("utf-8", "replace").splitlines()
+                if l.startswith("sampbench: ")]
+        if ours:
+            print(ours[-1], file=sys.stderr)
+            sys.exit(os.WEXITSTATUS(status))
+        die(f"cannot read {path}: damaged file")
+
+
+def load(paths):
+    """Host facts per file and one dict per run (runs row + samples + threads)."""
+    hosts, runs = [], []
+    for path in paths:
+        check_readable(path)
+        attrs, file_runs = load_file(path)
+        hosts.append(attrs)
+        runs.extend(file_runs)
     return hosts, runs
 
 
@@ -633,6 +714,7 @@ def summary_table(page, runs, samplers):
 
 def build(paths, outdir):
     hosts, all_runs = load(paths)
+    import_modules(plotting=True)
     runs = [r for r in all_runs if r["sampler"] != "none"]  # none: the overhead reference
     if not ok(runs):
         die(f"no finished runs of a sampler in {', '.join(paths)}", 1)
@@ -777,7 +859,7 @@ def main():
     for p in args.files:
         if not os.access(p, os.R_OK):
             die(f"cannot read {p}: {os.strerror(2) if not os.path.exists(p) else 'permission denied'}")
-    import_modules()
+    import_modules(plotting=False)
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:

@@ -261,6 +261,26 @@ void show_host(FILE *out, const struct sb_host *h)
 	fprintf(out, "%s, sampbench %s (%s)\n", h->compiler, h->version, h->git_rev);
 }
 
+/* The row of mechanism name at phase, or NULL. */
+static const struct sb_calib_row *calib_row(const struct sb_host *h, const char *name,
+					    const char *phase)
+{
+	for (int32_t i = 0; i < h->ncalib && i < SB_CALIB_MAX; i++)
+		if (!strcmp(h->calib[i].name, name) && !strcmp(h->calib[i].phase, phase))
+			return &h->calib[i];
+	return NULL;
+}
+
+static void print_phase(FILE *out, const struct sb_calib_row *c)
+{
+	if (!c)
+		fprintf(out, " %8s %8s %8s", "-", "-", "-");
+	else if (c->n <= 0)
+		fprintf(out, " %-26s", "not measured");
+	else
+		fprintf(out, " %8.2f %8.2f %8.2f", c->p50_ns / 1e3, c->p99_ns / 1e3, c->max_ns / 1e3);
+}
+
 void show_calibration(FILE *out, const struct sb_host *h)
 {
 	if (h->fingerprint[0])
@@ -269,17 +289,21 @@ void show_calibration(FILE *out, const struct sb_host *h)
 		fprintf(out, "calibration: none in this file (timings have no host floor)\n");
 		return;
 	}
-	fprintf(out, "calibration (this host's floors, µs):\n");
-	fprintf(out, "  %-18s %-5s %5s %9s %9s %9s\n", "mechanism", "phase", "n", "p50", "p99", "max");
+	fprintf(out, "calibration, this host's floors in µs (docs/metrics.md):\n");
+	fprintf(out, "  %-18s %8s %8s %8s   %8s %8s %8s\n", "mechanism", "start p50", "p99", "max",
+		"end p50", "p99", "max");
 	for (int32_t i = 0; i < h->ncalib && i < SB_CALIB_MAX; i++) {
 		const struct sb_calib_row *c = &h->calib[i];
-		if (c->n <= 0) {
-			fprintf(out, "  %-18s %-5s %5d  not measured: %s\n", c->name, c->phase, c->n,
-				c->reason);
-			continue;
-		}
-		fprintf(out, "  %-18s %-5s %5d %9.2f %9.2f %9.2f\n", c->name, c->phase, c->n,
-			c->p50_ns / 1e3, c->p99_ns / 1e3, c->max_ns / 1e3);
+		if (strcmp(c->phase, "start") && calib_row(h, c->name, "start"))
+			continue; /* printed with its start row */
+		fprintf(out, "  %-18s", c->name);
+		print_phase(out, calib_row(h, c->name, "start"));
+		fprintf(out, "  ");
+		print_phase(out, calib_row(h, c->name, "end"));
+		const struct sb_calib_row *why = c->n <= 0 ? c : NULL;
+		if (why && why->reason[0])
+			fprintf(out, "  (%s)", why->reason);
+		fputc('\n', out);
 	}
 }
 
@@ -396,6 +420,7 @@ int cmd_show(int argc, char **argv)
 		goto cleanup;
 	}
 	show_host(stdout, &host);
+	show_calibration(stdout, &host);
 	if (all)
 		show_vertical(stdout, runs, nruns, names, (size_t)nnames);
 	else if (names)

@@ -208,8 +208,8 @@ int cmd_top(int argc, char **argv)
 		goto cleanup;
 	}
 	if (h5_read(argv[optind], &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
-		sb_err("%s", err);
-		rc = SB_EXIT_FAIL;
+		sb_err("%s", err); /* a missing, damaged or foreign file is bad input: 2 */
+		rc = SB_EXIT_USAGE;
 		goto cleanup;
 	}
 

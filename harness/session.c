@@ -211,8 +211,11 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	int interrupted = runner_interrupted;
 	sigaction(SIGINT, &old, NULL);
 	const char *cal = getenv("SB_CALIBRATE");
-	if (!interrupted && !(cal && !strcmp(cal, "0")))
-		calibrate_host(&host, "end");
+	if (!interrupted && !(cal && !strcmp(cal, "0")) && calibrate_host(&host, "end") > 0 &&
+	    h5_set_calibration(f, &host) != 0) {
+		sb_err("%s", h5_strerror(f));
+		rc = SB_EXIT_FAIL;
+	}
 	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
 	if (h5_close(f) != 0) /* h5_close printed why */
 		rc = SB_EXIT_FAIL;

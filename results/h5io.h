@@ -1,6 +1,8 @@
-/* h5io.h - sampbench's HDF5 files (layout in README.md, "HDF5 layout").
+/* h5io.h - sampbench's HDF5 files (layout in docs/hdf5.md).
  *
  *   /                      attrs: schema_version, host facts, created
+ *   /host_facts            compound (name, value): numeric host facts (schema 2)
+ *   /calibration           compound: the host calibration table (schema 2)
  *   /runs                  compound table, one row per run (index for pandas/h5py)
  *   /run_000000/           attrs: sampler, workload, threads, hz, duration_s, repetition,
  *                                 host facts, start_time, status, reason
@@ -9,13 +11,15 @@
  *       threads            compound, truth and samples per workload slot
  *       metrics            compound (name, value, unit)
  *       stats              compound (name, value): sampler and harness counters
- * Datasets are chunked and deflate-compressed. */
+ * Datasets are chunked, deflate-compressed and Fletcher32-checksummed; schema 2 files use
+ * the newest HDF5 format (checksummed metadata) and fixed-length strings only. */
 #ifndef SB_H5IO_H
 #define SB_H5IO_H
 
 #include "../harness/run.h"
 
-#define SB_SCHEMA_VERSION 1
+/* Written: 2. Read: 1 (host fingerprint, facts, calibration and run variants empty) and 2. */
+#define SB_SCHEMA_VERSION 2
 
 struct sb_h5;
 
@@ -38,9 +42,23 @@ const char *h5_strerror(const struct sb_h5 *f);
 /* Reads every run of path. *runs is malloc'd (free each with run_free, then the array).
  * load_samples == 0 skips samples/frames (faster for `show` and the gate): samples and
  * frames stay NULL with count 0, metrics.nsamples still counts them. Rejects a file of
- * another schema version. Returns 0, or -1 with one line in err. */
+ * another schema version. A damaged file is refused with one line, never followed: counts
+ * are checked against the bytes stored, indexes against their tables. A schema 1 file (no
+ * checksums) is read in a forked child first, so a crash or hang of libhdf5 on it becomes
+ * an error: call it from a single-threaded process. Returns 0, or -1 with one line in
+ * err. */
 int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
 	    int load_samples, char *err, size_t errlen);
+/* h5_read() of an HDF5 file image in memory (buf[0..len), copied by HDF5, left as it is);
+ * name stands for the path in error messages. For the fuzzer and for files that arrive
+ * as bytes. Returns 0, or -1 with one line in err. */
+int h5_read_image(const void *buf, size_t len, const char *name, struct sb_host *host,
+		  struct sb_run **runs, size_t *nruns, int load_samples, char *err,
+		  size_t errlen);
+
+/* Replaces the file's `calibration` table with host's rows (start and end phases; the
+ * host facts stay the start's). Returns 0/-1 (h5_strerror). */
+int h5_set_calibration(struct sb_h5 *f, const struct sb_host *host);
 
 #endif
 

@@ -236,7 +236,9 @@ static void test_folded_real(void **state)
 			*nl = '\n';
 		line = nl ? nl + 1 : NULL;
 	}
+#ifndef __SANITIZE_THREAD__ /* TSan defers signals: a signal sampler's stacks are stale there */
 	assert_true(ordered >= 1);
+#endif
 	assert_int_equal(folded_total(out, &lines), runs[0].nsamples);
 
 	/* every run, labelled, to a file */

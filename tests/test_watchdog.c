@@ -26,6 +26,9 @@
 static void test_malloc_in_handler_deadlocks(void **state)
 {
 	(void)state;
+#ifdef __SANITIZE_THREAD__ /* TSan runs handlers outside the allocator: nothing deadlocks */
+	skip();
+#endif
 	struct run_spec spec = {
 		.sampler = sampler_find("test-malloc-in-handler"),
 		.workload = workload_find("malloclock"),
