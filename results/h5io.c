@@ -559,6 +559,32 @@ static void h5_free(struct sb_h5 *f)
 	free(f);
 }
 
+/* Opens path. A file whose writer was killed (a bench's FILE.h5.tmp) still carries the
+ * newest format's "open for write" superblock flag, which makes every later open fail.
+ * When we may write the file, the flag is cleared as `h5clear -s` does, and the open
+ * retried: resume and the readers of a killed bench's file both work. Returns the file
+ * id or -1. */
+static hid_t open_h5(const char *path, unsigned flags, hid_t fapl)
+{
+	hid_t f = H5Fopen(path, flags, fapl);
+
+	if (f >= 0 || access(path, W_OK) != 0)
+		return f;
+	/* A live writer holds the file's lock, so this open fails and nothing changes under
+	 * it; a dead one's flag is cleared (h5clear -s does the same). */
+	hid_t p = H5Pcreate(H5P_FILE_ACCESS);
+	hbool_t clear = 1;
+	if (p >= 0 && H5Pexist(p, "clear_status_flags") > 0 &&
+	    H5Pset(p, "clear_status_flags", &clear) >= 0)
+		f = H5Fopen(path, H5F_ACC_RDWR, p);
+	if (p >= 0)
+		H5Pclose(p);
+	if (f < 0 || (flags & H5F_ACC_RDWR))
+		return f;
+	H5Fclose(f);
+	return H5Fopen(path, flags, fapl);
+}
+
 /* Creates path.tmp and writes the root attributes and an empty /runs. Owns nothing the
  * caller passed. Returns the open file, or NULL with one line in err. */
 struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
@@ -1315,7 +1341,7 @@ static hid_t open_path(struct rd *rd)
 		seterr(rd->err, rd->errlen, "cannot open '%s': cannot set up HDF5", rd->path);
 		return -1;
 	}
-	file = H5Fopen(rd->path, H5F_ACC_RDONLY, fapl);
+	file = open_h5(rd->path, H5F_ACC_RDONLY, fapl);
 	close_id(&fapl);
 	if (file < 0)
 		seterr(rd->err, rd->errlen, "'%s' is not a readable HDF5 file", rd->path);
@@ -1555,7 +1581,7 @@ int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char
 		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	file = open_h5(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (file < 0) {
 		seterr(err, errlen, "cannot open '%s': %s", path, h5_why(why));
 		return -1;
@@ -1661,7 +1687,7 @@ struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 		seterr(err, errlen, "cannot open '%s': %s", tmp_path, strerror(ENOMEM));
 		goto cleanup;
 	}
-	f->file = H5Fopen(tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
+	f->file = open_h5(tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
 	if (f->file < 0) {
 		seterr(err, errlen, "cannot open '%s': %s", tmp_path, h5_why(why));
 		goto cleanup;
@@ -1735,7 +1761,7 @@ int h5_read_attr_num(const char *path, const char *name, double *out, char *err,
 		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	file = open_h5(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (file < 0) {
 		seterr(err, errlen, "cannot open '%s': %s", path, h5_why(why));
 		return -1;

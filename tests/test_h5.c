@@ -762,7 +762,8 @@ static void test_schema1(void **state)
 	struct sb_host host;
 	size_t n = 0;
 
-	if (h5_read("results/baseline.h5", &host, &out, &n, 0, fx->err, sizeof(fx->err)) != 0)
+	if (h5_read("results/baselines/legacy-vm-879d8c6.h5", &host, &out, &n, 0, fx->err,
+		    sizeof(fx->err)) != 0)
 		fail_msg("%s", fx->err);
 	assert_true(n > 0);
 	assert_true(host.nproc > 0);
