@@ -197,21 +197,15 @@ int calibrate_host(struct sb_host *h, const char *phase)
 	time_syscall(&s[SYSCALL]);
 	time_thread_clock(&s[CLOCK]);
 	calibrate_platform(&s[FUTEX_X], &s[FUTEX_S], &s[SIGNAL], &s[PTRACE]);
-	/* The spin budget comes from the futex floor, so the rendezvous is timed with the
-	 * budget the samplers will use. */
-	if (strcmp(phase, "start") == 0 && s[FUTEX_X].n > 0) {
-		struct sb_host tmp;
-		memset(&tmp, 0, sizeof(tmp));
-		host_fact_set(&tmp, "futex_cross_p50_ns", quantile(s[FUTEX_X].v, (size_t)s[FUTEX_X].n, 0.5));
-		tc_set_spin_ns(calibrate_spin_budget(&tmp));
-	}
 	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV] };
 	time_rendezvous(&o);
 
 	for (int i = 0; i < NSERIES; i++)
 		add_row(h, &s[i], phase);
-	if (strcmp(phase, "start") == 0)
-		host_fact_set(h, "spin_budget_ns", (double)tc_spin_ns());
+	if (strcmp(phase, "start") == 0) {
+		host_fact_set(h, "spin_ns", (double)tc_spin_ns()); /* what the rendezvous ran with */
+		host_fact_set(h, "spin_budget_ns", (double)calibrate_spin_budget(h)); /* suggested */
+	}
 	free(s);
 	return h->ncalib - before;
 }
@@ -221,7 +215,7 @@ uint64_t calibrate_spin_budget(const struct sb_host *h)
 	double f = host_fact(h, "futex_cross_p50_ns");
 
 	if (!(f > 0))
-		return TC_SPIN_DEFAULT_NS;
+		return 50000;
 	double b = 2.0 * f;
 	if (b < 10000.0)
 		b = 10000.0;

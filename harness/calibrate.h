@@ -22,9 +22,10 @@
  * handler, and pins two helper threads for a moment. */
 int calibrate_host(struct sb_host *h, const char *phase);
 
-/* The spin budget of the rendezvous (thread_ctl.h) derived from h's facts: spin about
- * as long as a cross-CPU sleep and wake-up costs here, within [10 us, 150 us]; the
- * default when h has no calibration. */
+/* A spin budget for the rendezvous (thread_ctl.h) derived from h's facts: spin about as
+ * long as a cross-CPU sleep and wake-up costs here (2 x futex_cross p50), within
+ * [10 us, 150 us]; 50 us when h has no calibration. Only a suggestion, recorded as the host
+ * fact spin_budget_ns: spinning is off unless SB_MACH_SPIN_NS sets it (docs/mach.md). */
 uint64_t calibrate_spin_budget(const struct sb_host *h);
 
 #endif
