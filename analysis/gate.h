@@ -58,6 +58,7 @@ struct gate_budget {
 	char host_fact[GATE_NAME_LEN];   /* `2.0 * host.F`: the limit is value x fact F of the
 					  * current file ("" for a constant); NaN fact: "not
 					  * measured" */
+	double floor_factor;             /* `floor N * host.F`: N (1 when not given) */
 	char floor_fact[GATE_NAME_LEN];  /* `floor host.F`: not applicable when this host's
 					  * floor F is at or over the limit */
 	char text[160];                  /* the rule as written, for reports */

@@ -740,14 +740,15 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		}
 		k->baseline = limit;
 		if (b->floor_fact[0]) {
-			double fl = host_fact(cur->host, b->floor_fact);
+			double fl = host_fact(cur->host, b->floor_fact) * b->floor_factor;
 			if (!isnan(fl) && !op_holds(b->op, fl, limit)) {
 				char fs[32];
 				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
-					 "floor %s (host %s) is not %s %s (%s:%d)", fs, b->floor_fact,
-					 gate_op_names[b->op], lim, cfg->name, b->line);
+					 "floor %s (%g x host %s) is not %s %s (%s:%d)", fs,
+					 b->floor_factor, b->floor_fact, gate_op_names[b->op], lim,
+					 cfg->name, b->line);
 				continue;
 			}
 		}

@@ -294,7 +294,16 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 			i += 2;
 		}
 	}
-	if (i < n && !strcmp(tok[i], "floor")) { /* floor host.rendezvous_p99_ns */
+	if (i < n && !strcmp(tok[i], "floor")) { /* floor [N *] host.rendezvous_p99_ns */
+		char *end = NULL;
+		b->floor_factor = 1.0;
+		if (i + 3 < n && !strcmp(tok[i + 2], "*")) {
+			b->floor_factor = strtod(tok[i + 1], &end);
+			if (end == tok[i + 1] || *end || !(b->floor_factor > 0))
+				return cerr(p, "'floor' factor must be a positive number, got '%s'",
+					    tok[i + 1]);
+			i += 2;
+		}
 		if (i + 1 >= n || strncmp(tok[i + 1], "host.", 5) || !tok[i + 1][5])
 			return cerr(p, "'floor' needs a host fact after it (e.g. floor "
 				       "host.rendezvous_p99_ns)");

@@ -11,6 +11,8 @@
  *   rendezvous_stop    mach's stop (thread_ctl.h) of one busy thread: request -> parked
  *   rendezvous_window  request -> released (the sampler's view: mach's suspend window)
  *   rendezvous         request -> parked -> released -> the thread runs its own code again
+ *   rendezvous_busy    a tick on a busy machine: a spinning thread per CPU (up to 3), all
+ *                      requested at once, each released after it parks: request -> released
  *   ptrace_interrupt   PTRACE_INTERRUPT -> stop seen by waitpid -> PTRACE_CONT returned
  * The rendezvous uses the production code (spin budget included) with an empty walk and
  * the sampler's scheduling class, so it is the floor of the mach sampler on this host. */
@@ -77,7 +79,7 @@ static void *spinner(void *arg)
 /* --- the rendezvous of thread_ctl.h, empty walk ------------------------------------- */
 
 struct rdv_out {
-	struct cal_series *stop, *window, *run;
+	struct cal_series *stop, *window, *run, *busy;
 };
 
 static void *rendezvous_sampler(void *arg)
@@ -86,15 +88,17 @@ static void *rendezvous_sampler(void *arg)
 	struct tc_park park;
 	pthread_t t;
 
-	struct sched_param sp = { .sched_priority = CAL_RT_PRIORITY };
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* as mach, when permitted */
 	memset(&park, 0, sizeof(park));
 	atomic_store(&busy.stop, 0);
 	atomic_store(&busy.tid, 0);
+	/* The busy thread first, at the normal policy like a workload thread (threads inherit
+	 * their creator's policy); then the sampler's SCHED_FIFO, as mach, when permitted. */
 	if (pthread_create(&t, NULL, spinner, &park) != 0)
 		return NULL;
 	while (atomic_load(&busy.tid) == 0)
 		sched_yield();
+	struct sched_param sp = { .sched_priority = CAL_RT_PRIORITY };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	for (int i = 0; i < CAL_RT_REPS; i++) {
 		struct tc_target g = { .park = &park, .tid = atomic_load(&busy.tid), .ident = 1 };
 		struct sb_regs regs;
@@ -132,6 +136,94 @@ static void *rendezvous_sampler(void *arg)
 	return NULL;
 }
 
+/* The rendezvous of one tick on a busy machine: a spinning thread per CPU (so one shares
+ * the sampler's CPU, as with `threads <= cores` busy workloads), all requested at once
+ * and each released right after it parks, as mach's early policy does, with an empty walk.
+ * The floor of mach's suspend window on a busy machine: the sampler has to leave its CPU
+ * for the co-located target to park. */
+#define CAL_BUSY_MAX 3
+struct bspin {
+	struct tc_park park;
+	_Atomic pid_t tid;
+	pthread_t t;
+};
+static _Atomic int bstop;
+
+static void *bspinner(void *arg)
+{
+	struct bspin *b = arg;
+
+	tc_attach_self(&b->park, 1);
+	atomic_store(&b->tid, sb_gettid());
+	while (!atomic_load_explicit(&bstop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void *rendezvous_busy_sampler(void *arg)
+{
+	struct cal_series *s = arg;
+	struct bspin b[CAL_BUSY_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nb = ncpu < 1 ? 1 : ncpu > CAL_BUSY_MAX ? CAL_BUSY_MAX : (int)ncpu, started = 0;
+
+	memset(b, 0, sizeof(b));
+	atomic_store(&bstop, 0);
+	for (; started < nb; started++)
+		if (pthread_create(&b[started].t, NULL, bspinner, &b[started]) != 0)
+			break;
+	for (int i = 0; i < started; i++)
+		while (atomic_load(&b[i].tid) == 0)
+			sched_yield();
+	struct sched_param sp = { .sched_priority = CAL_RT_PRIORITY };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* after: they stay normal */
+	for (int rep = 0; started == nb && rep < CAL_RT_REPS && s->n + nb <= CAL_FAST_REPS; rep++) {
+		struct tc_target g[CAL_BUSY_MAX];
+		int pending[CAL_BUSY_MAX], npend = 0;
+
+		cal_gap(CAL_GAP_NS);
+		tc_begin_tick(0, 0);
+		for (int i = 0; i < nb; i++) {
+			g[i] = (struct tc_target){ .park = &b[i].park, .tid = atomic_load(&b[i].tid),
+						   .ident = 1 };
+			if (tc_request(&g[i]) == TC_PENDING) {
+				g[i].deadline_ns = g[i].req_ns + TC_TIMEOUT_NS;
+				pending[npend++] = i;
+			}
+		}
+		while (npend > 0) {
+			uint32_t bell = tc_doorbell();
+			uint64_t now = sb_now_ns(), next = UINT64_MAX;
+			for (int k = 0; k < npend;) {
+				struct tc_target *t = &g[pending[k]];
+				int r = tc_poll(t);
+				if (r == TC_PENDING && now >= t->deadline_ns)
+					r = tc_cancel(t);
+				if (r == TC_PARKED) {
+					struct sb_regs regs;
+					uint64_t parked_ns;
+					tc_get_state(t, &regs, &parked_ns);
+					tc_resume(t);
+					s->v[s->n++] = (double)(sb_now_ns() - t->req_ns);
+				}
+				if (r != TC_PENDING) {
+					pending[k] = pending[--npend];
+					continue;
+				}
+				if (t->deadline_ns < next)
+					next = t->deadline_ns;
+				k++;
+			}
+			if (npend > 0)
+				tc_wait(bell, next);
+		}
+	}
+	atomic_store(&bstop, 1);
+	for (int i = 0; i < started; i++)
+		pthread_join(b[i].t, NULL);
+	return NULL;
+}
+
 static void time_rendezvous(struct rdv_out *o)
 {
 	pthread_t t;
@@ -141,6 +233,8 @@ static void time_rendezvous(struct rdv_out *o)
 		return;
 	}
 	if (pthread_create(&t, NULL, rendezvous_sampler, o) == 0)
+		pthread_join(t, NULL);
+	if (o->busy && pthread_create(&t, NULL, rendezvous_busy_sampler, o->busy) == 0)
 		pthread_join(t, NULL);
 	tc_fini();
 }
@@ -181,11 +275,12 @@ static void add_row(struct sb_host *h, struct cal_series *s, const char *phase)
 
 int calibrate_host(struct sb_host *h, const char *phase)
 {
-	enum { SYSCALL, CLOCK, FUTEX_X, FUTEX_S, SIGNAL, RDV_STOP, RDV_WIN, RDV, PTRACE, NSERIES };
+	enum { SYSCALL, CLOCK, FUTEX_X, FUTEX_S, SIGNAL, RDV_STOP, RDV_WIN, RDV, RDV_BUSY, PTRACE,
+	       NSERIES };
 	static const char *const names[NSERIES] = {
 		"syscall",	   "thread_cpu_clock", "futex_cross",	    "futex_same",
 		"signal_cross",	   "rendezvous_stop",  "rendezvous_window", "rendezvous",
-		"ptrace_interrupt",
+		"rendezvous_busy",  "ptrace_interrupt",
 	};
 	struct cal_series *s = calloc(NSERIES, sizeof(*s));
 	int before = h->ncalib;
@@ -197,7 +292,7 @@ int calibrate_host(struct sb_host *h, const char *phase)
 	time_syscall(&s[SYSCALL]);
 	time_thread_clock(&s[CLOCK]);
 	calibrate_platform(&s[FUTEX_X], &s[FUTEX_S], &s[SIGNAL], &s[PTRACE]);
-	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV] };
+	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV], &s[RDV_BUSY] };
 	time_rendezvous(&o);
 
 	for (int i = 0; i < NSERIES; i++)

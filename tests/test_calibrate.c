@@ -20,7 +20,8 @@
 
 static const char *const mechanisms[] = {
 	"syscall",	 "thread_cpu_clock",  "futex_cross", "futex_same",	 "signal_cross",
-	"rendezvous_stop", "rendezvous_window", "rendezvous",  "ptrace_interrupt",
+	"rendezvous_stop", "rendezvous_window", "rendezvous",  "rendezvous_busy",
+	"ptrace_interrupt",
 };
 #define NMECH (sizeof(mechanisms) / sizeof(mechanisms[0]))
 
