@@ -559,6 +559,28 @@ static void h5_free(struct sb_h5 *f)
 	free(f);
 }
 
+/* The memory types of every table f writes (h5_create, h5_reopen). Returns 0 or -1. */
+static int make_types(struct sb_h5 *f)
+{
+	f->runs_type = runs_type(1, 1);
+	f->fact_type = compound_type(sizeof(struct sb_host_fact), fact_fields, NFIELDS(fact_fields));
+	f->calib_type = compound_type(sizeof(struct sb_calib_row), calib_fields,
+				      NFIELDS(calib_fields));
+	f->sample_type = compound_type(sizeof(struct sb_sample), sample_fields,
+				       NFIELDS(sample_fields));
+	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
+				       NFIELDS(thread_fields));
+	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
+	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
+	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
+				       NFIELDS(metric_fields));
+	return f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
+			       f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 ||
+			       f->calib_type < 0
+		       ? -1
+		       : 0;
+}
+
 /* Opens path. A file whose writer was killed (a bench's FILE.h5.tmp) still carries the
  * newest format's "open for write" superblock flag, which makes every later open fail.
  * When we may write the file, the flag is cleared as `h5clear -s` does, and the open
@@ -646,20 +668,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 		seterr(err, errlen, "cannot create '%s': %s", path, h5_why(why));
 		goto cleanup;
 	}
-	f->runs_type = runs_type(1, 1);
-	f->fact_type = compound_type(sizeof(struct sb_host_fact), fact_fields, NFIELDS(fact_fields));
-	f->calib_type = compound_type(sizeof(struct sb_calib_row), calib_fields,
-				      NFIELDS(calib_fields));
-	f->sample_type = compound_type(sizeof(struct sb_sample), sample_fields,
-				       NFIELDS(sample_fields));
-	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
-				       NFIELDS(thread_fields));
-	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
-	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
-	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
-				       NFIELDS(metric_fields));
-	if (f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 || f->symbol_type < 0 ||
-	    f->metric_type < 0 || f->fact_type < 0 || f->calib_type < 0) {
+	if (make_types(f) != 0) {
 		seterr(err, errlen, "cannot create '%s': cannot build HDF5 types", path);
 		goto cleanup;
 	}
@@ -1701,20 +1710,7 @@ struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 	}
 	close_id(&space);
 	f->nruns = dims;
-	f->runs_type = runs_type(1, 1);
-	f->fact_type = compound_type(sizeof(struct sb_host_fact), fact_fields, NFIELDS(fact_fields));
-	f->calib_type = compound_type(sizeof(struct sb_calib_row), calib_fields,
-				      NFIELDS(calib_fields));
-	f->sample_type = compound_type(sizeof(struct sb_sample), sample_fields,
-				       NFIELDS(sample_fields));
-	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
-				       NFIELDS(thread_fields));
-	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
-	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
-	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
-				       NFIELDS(metric_fields));
-	if (f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
-	    f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 || f->calib_type < 0) {
+	if (make_types(f) != 0) {
 		seterr(err, errlen, "cannot open '%s': cannot build HDF5 types", tmp_path);
 		goto cleanup;
 	}

@@ -225,6 +225,17 @@ int tc_peek_open(pid_t tid)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+/* Two words of a blocked thread's stack, inside its bounds. The scan crosses
+ * AddressSanitizer's redzones between that thread's frames: reading there is the scan's
+ * job (as fp_walk's), not a bug. */
+__attribute__((no_sanitize("address")))
+static void read_pair(uintptr_t addr, uintptr_t out[2])
+{
+	const volatile uintptr_t *p = (const volatile uintptr_t *)addr;
+	out[0] = p[0];
+	out[1] = p[1];
+}
+
 int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
 {
 	char buf[256];
@@ -248,7 +259,8 @@ int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
 	 * blocked, so its stack holds still while we look. */
 	uintptr_t end = sp + TC_SCAN_BYTES < b->hi - 16 ? sp + TC_SCAN_BYTES : b->hi - 16;
 	for (uintptr_t p = (sp + 7) & ~(uintptr_t)7; p < end; p += 8) {
-		const uintptr_t *w = (const uintptr_t *)p;
+		uintptr_t w[2];
+		read_pair(p, w);
 		if (!(w[0] > p && w[0] <= b->hi - 16 && (w[0] & 7) == 0) || !is_text(w[1]))
 			continue;
 		struct sb_regs r = { .pc = pc, .sp = sp, .fp = p, .lr = 0 };
