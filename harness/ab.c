@@ -124,22 +124,14 @@ void ab_cleanup(struct ab_build *b)
 	b->dir[0] = 0;
 }
 
+/* A candidate run that produced no record: failed, with why. */
 static void failed_run(const struct run_spec *spec, int64_t id, struct sb_run *r,
 		       const char *why)
 {
-	memset(r, 0, sizeof(*r));
-	r->run_id = id;
-	snprintf(r->sampler, sizeof(r->sampler), "%s", spec->sampler->name);
-	snprintf(r->workload, sizeof(r->workload), "%s", spec->workload->name);
-	r->threads = spec->threads;
-	r->hz = spec->hz;
-	r->duration_s = spec->duration_s;
-	r->repetition = spec->repetition;
+	run_init(r, spec, id);
 	r->status = SB_RUN_FAILED;
-	r->clock = spec->sampler->clock;
 	snprintf(r->reason, sizeof(r->reason), "%s", why);
 	snprintf(r->variant, sizeof(r->variant), "B");
-	metrics_clear(&r->metrics);
 }
 
 int ab_run_candidate(const struct ab_build *b, const struct run_spec *spec, int64_t id,

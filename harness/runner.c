@@ -205,13 +205,8 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	return 0;
 }
 
-int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+void run_init(struct sb_run *r, const struct run_spec *spec, int64_t run_id)
 {
-	struct sb_sink *sink = NULL;
-	struct run_shared *sh = MAP_FAILED;
-	size_t ns, nf;
-	int rc = -1;
-
 	memset(r, 0, sizeof(*r));
 	metrics_clear(&r->metrics);
 	r->run_id = run_id;
@@ -223,6 +218,16 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	r->repetition = spec->repetition;
 	r->clock = spec->sampler->clock;
 	iso_now(r->start_time, sizeof(r->start_time));
+}
+
+int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+{
+	struct sb_sink *sink = NULL;
+	struct run_shared *sh = MAP_FAILED;
+	size_t ns, nf;
+	int rc = -1;
+
+	run_init(r, spec, run_id);
 
 	sink_size(spec, &ns, &nf);
 	sink = sink_create(ns, nf);

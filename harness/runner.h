@@ -23,6 +23,10 @@ struct run_spec {
 	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration) */
 };
 
+/* Starts the record of one run of spec: identity from spec, every metric NaN, no arrays,
+ * start_time now. r is overwritten; it owns nothing yet. */
+void run_init(struct sb_run *r, const struct run_spec *spec, int64_t run_id);
+
 /* Runs spec in a forked child and fills r (r's arrays are malloc'd and owned by r). The
  * harness survives whatever the child does: a crash, a hang (killed by the watchdog and
  * recorded as failed) or a skip. Returns 0 when r holds a record (ok, failed or skipped),
