@@ -87,9 +87,12 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+# What every test program links besides the library: running the binary, held runs.
+TEST_SUPPORT := $(BUILD)/tests/support/sbrun.o $(BUILD)/tests/support/live_run.o
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(WHOLE_LIB) $(LDLIBS) -lcmocka
 
 # mach's per-tick cost for 1..64 threads against this host's floors (docs/mach.md).
 SCALING := $(BUILD)/mach_scaling

@@ -15,35 +15,23 @@
 
 #include <cmocka.h>
 
+#include "support/sbrun.h"
+
 #include "../results/h5io.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbdrv.XXXXXX";
 static char matrix[600];
 
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static pid_t start(const char *const *args)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 1);
-		dup2(nul, 2);
-		const char *argv[32] = { bin };
-		for (int i = 0; args[i] && i < 30; i++)
-			argv[i + 1] = args[i];
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	return pid;
+	return sbrun_start(bin, args);
 }
 
 static int finish(pid_t pid)
 {
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return sbrun_wait(pid);
 }
 
 static int run(const char *const *args)
@@ -138,27 +126,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 /* Runs bin with args, stdout into out. Returns the exit status. */
 static int run_out(char *out, size_t len, const char *const *args)
 {
-	int fds[2];
-	if (pipe(fds) != 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		const char *argv[32] = { bin };
-		for (int i = 0; args[i] && i < 30; i++)
-			argv[i + 1] = args[i];
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t k;
-	while (n + 1 < len && (k = read(fds[0], out + n, len - 1 - n)) > 0)
-		n += (size_t)k;
-	out[n] = 0;
-	close(fds[0]);
-	return finish(pid);
+	return sbrun(bin, args, out, len, NULL, 0);
 }
 
 /* history: the median per cell and file, the gate's failures marked, an SVG drawn. */

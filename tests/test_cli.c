@@ -12,38 +12,16 @@
 
 #include <cmocka.h>
 
+#include "support/sbrun.h"
+
 static char bin[512];
 static char tmpdir[] = "/tmp/sbcli.XXXXXX";
 static char out_path[600];
 
-/* Runs bin with args; captures stderr into err. Returns the exit status (or 128+signal). */
+/* Runs bin with args; stderr into err, stdout discarded. Returns the exit status. */
 static int run(char *err, size_t errlen, const char *const *args)
 {
-	int fds[2];
-	if (pipe(fds) != 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 2);
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 1);
-		close(fds[0]);
-		const char *argv[32] = { bin };
-		for (int i = 0; args[i] && i < 30; i++)
-			argv[i + 1] = args[i];
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t k;
-	while (n + 1 < errlen && (k = read(fds[0], err + n, errlen - 1 - n)) > 0)
-		n += (size_t)k;
-	err[n] = 0;
-	close(fds[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return sbrun(bin, args, NULL, 0, err, errlen);
 }
 
 static int count_lines(const char *s)
@@ -71,7 +49,6 @@ static void expect_usage_error(const char *want, const char *const *args)
 	assert_int_not_equal(stat(out_path, &st), 0);
 }
 
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static void test_unknown_sampler(void **state)
 {
@@ -153,29 +130,7 @@ static void test_existing_output_needs_force(void **state)
 /* Runs bin with args; captures stdout into out. Returns the exit status. */
 static int run_stdout(char *out, size_t outlen, const char *const *args)
 {
-	int fds[2];
-	if (pipe(fds) != 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		const char *argv[32] = { bin };
-		for (int i = 0; args[i] && i < 30; i++)
-			argv[i + 1] = args[i];
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t k;
-	while (n + 1 < outlen && (k = read(fds[0], out + n, outlen - 1 - n)) > 0)
-		n += (size_t)k;
-	out[n] = 0;
-	close(fds[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return sbrun(bin, args, out, outlen, NULL, 0);
 }
 
 /* Baselines live under results/baselines/ by machine class; bad targets are refused. */

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "support/sbrun.h"
+
 #include "../analysis/gate.h"
 #include "../analysis/mwu.h"
 #include "../sampler/sampler.h"
@@ -815,36 +817,9 @@ static char bin[512];
 /* Runs bin with args; stdout and stderr into out. Returns the exit status. */
 static int run(char *out, size_t outlen, const char *const *args)
 {
-	int fds[2];
-	if (pipe(fds) != 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		const char *argv[40] = { bin };
-		for (int i = 0; args[i] && i < 38; i++)
-			argv[i + 1] = args[i];
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t k;
-	char sink[4096];
-	while ((k = read(fds[0], n + 1 < outlen ? out + n : sink,
-			 n + 1 < outlen ? outlen - 1 - n : sizeof(sink))) > 0)
-		if (n + 1 < outlen)
-			n += (size_t)k;
-	out[n] = 0;
-	close(fds[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return sbrun(bin, args, out, outlen, out, outlen);
 }
 
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static char out[1 << 16];
 

@@ -10,20 +10,10 @@
 
 #include <cmocka.h>
 
+#include "support/live_run.h"
+
 #include "../harness/runner.h"
 
-/* The run a test holds. A failed assert longjmps out of the test: the teardown frees the
- * run, so the sanitizer build reports the failure and not a leak. */
-static struct sb_run *live_run;
-
-static int free_live_run(void **state)
-{
-	(void)state;
-	if (live_run)
-		run_free(live_run);
-	live_run = NULL;
-	return 0;
-}
 
 static void run_skewed(const char *sampler, struct sb_run *r)
 {

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "support/live_run.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,18 +42,6 @@
 #define SIGNAL_STACKS_VALID 1
 #endif
 
-/* The run a test holds. A failed assert longjmps out of the test: the teardown frees the
- * run, so the sanitizer build reports the failure and not a leak. */
-static struct sb_run *live_run;
-
-static int free_live_run(void **state)
-{
-	(void)state;
-	if (live_run)
-		run_free(live_run);
-	live_run = NULL;
-	return 0;
-}
 
 static void run_spec(const char *sampler, const char *workload, int threads, double hz,
 		     double dur, uint32_t param, struct sb_run *r)
