@@ -43,13 +43,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "extproc.h"
 #include "fpwalk.h"
 #include "sampler.h"
+#include "thread_state_darwin.h"
 #include "threads.h"
 
 #define MT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define MT_START_TIMEOUT_MS 5000
-#define MT_EXIT_TIMEOUT_NS 5000000000ull
+#define MT_EXIT_TIMEOUT_MS 5000
 
 /* One workload thread as its thread_start hook announced it (shared with the sampler). */
 struct mt_reg {
@@ -71,10 +73,7 @@ struct mt_shared {
 
 /* Workload-process side. */
 static struct mt_shared *mt_sh;
-static pid_t mt_pid = -1;   /* the sampler process */
-static int mt_stop_wr = -1; /* closing it asks the sampler process to finish */
-static double mt_sampler_cpu_ns = NAN;
-static int mt_exit_status = -1;
+static struct extproc mt_proc = { .pid = -1, .stop_wr = -1, .cpu_ns = NAN, .exit_status = -1 };
 static uint64_t mt_repaired; /* threads stop() had to resume itself */
 
 static void mt_count(_Atomic uint64_t *c)
@@ -159,33 +158,6 @@ static struct mt_reg *mt_lookup(int32_t tid)
 	return NULL;
 }
 
-static int mt_get_regs(thread_act_t th, struct sb_regs *regs)
-{
-#if defined(__x86_64__)
-	x86_thread_state64_t st;
-	mach_msg_type_number_t count = x86_THREAD_STATE64_COUNT;
-	if (thread_get_state(th, x86_THREAD_STATE64, (thread_state_t)&st, &count) != KERN_SUCCESS)
-		return -1;
-	regs->pc = (uintptr_t)st.__rip;
-	regs->sp = (uintptr_t)st.__rsp;
-	regs->fp = (uintptr_t)st.__rbp;
-	regs->lr = 0;
-#elif defined(__arm64__)
-	arm_thread_state64_t st;
-	mach_msg_type_number_t count = ARM_THREAD_STATE64_COUNT;
-	if (thread_get_state(th, ARM_THREAD_STATE64, (thread_state_t)&st, &count) != KERN_SUCCESS)
-		return -1;
-	/* The accessors strip pointer authentication bits (arm64e); never read __pc. */
-	regs->pc = (uintptr_t)arm_thread_state64_get_pc(st);
-	regs->sp = (uintptr_t)arm_thread_state64_get_sp(st);
-	regs->fp = (uintptr_t)arm_thread_state64_get_fp(st);
-	regs->lr = plat_strip_code_ptr((uintptr_t)arm_thread_state64_get_lr(st));
-#else
-#error "unsupported architecture"
-#endif
-	return 0;
-}
-
 /* Samples thread th of the target, registered as r: suspend, state, walk, resume. Every
  * catchable signal is blocked (by the caller) for the whole call. */
 static void mt_sample_one(thread_act_t th, struct mt_reg *r, struct mt_reader *rd,
@@ -206,7 +178,7 @@ static void mt_sample_one(thread_act_t th, struct mt_reg *r, struct mt_reader *r
 		return;
 	}
 	parked_ns = sb_now_ns();
-	state_ok = mt_get_regs(th, &regs) == 0;
+	state_ok = darwin_thread_regs(th, &regs) == 0;
 	if (state_ok)
 		end = fp_walk(&regs, &b, pcs, max_depth, &depth, mt_read, rd);
 	/* The one resume of this suspend, on every path. */
@@ -328,11 +300,23 @@ static int mt_available(char *why, size_t len)
 	return 0;
 }
 
+struct mt_args {
+	const struct sb_config *cfg;
+	struct sb_sink *sink;
+	pid_t target;
+};
+
+static void mt_sampler_entry(void *arg, int ready_wr, int stop_rd)
+{
+	const struct mt_args *a = arg;
+	mt_sampler_main(a->cfg, a->sink, a->target, ready_wr, stop_rd);
+}
+
 /* Forks the sampler process and returns once it holds this process's task port. Returns
  * 0, or -1 with errno (EPERM when task_for_pid was refused, ETIMEDOUT). */
 static int mt_start(const struct sb_config *cfg, struct sb_sink *sink)
 {
-	int ready[2] = { -1, -1 }, stopp[2] = { -1, -1 }, rc = -1, e = 0;
+	struct mt_args args = { cfg, sink, getpid() };
 
 	if (!cfg || !sink || !(cfg->hz > 0) || cfg->hz > 1e6) {
 		errno = EINVAL;
@@ -345,65 +329,15 @@ static int mt_start(const struct sb_config *cfg, struct sb_sink *sink)
 		return -1;
 	}
 	memset(mt_sh, 0, sizeof(*mt_sh));
-	mt_sampler_cpu_ns = NAN;
-	mt_exit_status = -1;
 	mt_repaired = 0;
-	if (pipe(ready) != 0 || pipe(stopp) != 0) {
-		e = errno;
-		goto cleanup;
-	}
-	for (int i = 0; i < 2; i++) {
-		fcntl(ready[i], F_SETFD, FD_CLOEXEC);
-		fcntl(stopp[i], F_SETFD, FD_CLOEXEC);
-	}
-	pid_t target = getpid();
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		e = errno;
-		goto cleanup;
-	}
-	if (pid == 0) {
-		close(ready[0]);
-		close(stopp[1]);
-		mt_sampler_main(cfg, sink, target, ready[1], stopp[0]);
-	}
-	mt_pid = pid;
-	close(ready[1]);
-	close(stopp[0]);
-	ready[1] = stopp[0] = -1;
-
-	int status = ETIMEDOUT;
-	struct pollfd p = { ready[0], POLLIN, 0 };
-	int n;
-	do
-		n = poll(&p, 1, MT_START_TIMEOUT_MS);
-	while (n < 0 && errno == EINTR);
-	if (n > 0 && read(ready[0], &status, sizeof(status)) != (ssize_t)sizeof(status))
-		status = EPIPE; /* the sampler process died before reporting */
-	if (status != 0) {
-		e = status;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		mt_pid = -1;
-		goto cleanup;
-	}
-	mt_stop_wr = stopp[1];
-	stopp[1] = -1;
-	rc = 0;
-cleanup:
-	for (int i = 0; i < 2; i++) {
-		if (ready[i] >= 0)
-			close(ready[i]);
-		if (stopp[i] >= 0)
-			close(stopp[i]);
-	}
-	if (rc != 0) {
+	if (extproc_start(&mt_proc, mt_sampler_entry, &args, MT_START_TIMEOUT_MS) != 0) {
+		int e = errno;
 		munmap(mt_sh, sizeof(*mt_sh));
 		mt_sh = NULL;
 		errno = e;
+		return -1;
 	}
-	return rc;
+	return 0;
 }
 
 /* After the sampler process was killed: resume every thread of ours that it may have left
@@ -433,44 +367,19 @@ static uint64_t mt_repair_suspended(void)
 }
 
 /* Asks the sampler process to finish (EOF on the stop pipe), waits, kills it after
- * MT_EXIT_TIMEOUT_NS and then resumes whatever it left suspended. Collects its CPU time.
+ * MT_EXIT_TIMEOUT_MS and then resumes whatever it left suspended. Collects its CPU time.
  * Returns 0, or -1 when it had to be killed or failed. */
 static int mt_stop(void)
 {
-	if (mt_pid < 0)
-		return 0;
-	close(mt_stop_wr);
-	mt_stop_wr = -1;
+	int r = extproc_stop(&mt_proc, MT_EXIT_TIMEOUT_MS);
 
-	int status = 0, killed = 0;
-	struct rusage ru;
-	uint64_t t0 = sb_now_ns();
-	for (;;) {
-		pid_t w = wait4(mt_pid, &status, WNOHANG, &ru);
-		if (w == mt_pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			memset(&ru, 0, sizeof(ru));
-			break;
-		}
-		if (!killed && sb_now_ns() - t0 > MT_EXIT_TIMEOUT_NS) {
-			kill(mt_pid, SIGKILL);
-			killed = 1;
-		}
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-	mt_sampler_cpu_ns = (double)ru.ru_utime.tv_sec * 1e9 + ru.ru_utime.tv_usec * 1e3 +
-			    (double)ru.ru_stime.tv_sec * 1e9 + ru.ru_stime.tv_usec * 1e3;
-	mt_exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	mt_pid = -1;
-	if (killed || mt_exit_status != 0)
+	if (r != 0)
 		mt_repaired = mt_repair_suspended();
-	if (killed) {
+	if (r == 1) {
 		errno = ETIMEDOUT;
 		return -1;
 	}
-	if (mt_exit_status != 0) {
+	if (r == 2) {
 		errno = EOWNERDEAD; /* the sampler process failed: its samples are partial */
 		return -1;
 	}
@@ -493,8 +402,8 @@ static int mt_stats(struct sb_stat *out, int max)
 		{ "ticks_late", (double)atomic_load(&mt_sh->ticks_late) },
 		{ "registrations_lost", (double)atomic_load(&mt_sh->reg_overflow) },
 		{ "threads_repaired", (double)mt_repaired },
-		{ "sampler_cpu_ns", mt_sampler_cpu_ns },
-		{ "sampler_exit_status", (double)mt_exit_status },
+		{ "sampler_cpu_ns", mt_proc.cpu_ns },
+		{ "sampler_exit_status", (double)mt_proc.exit_status },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)

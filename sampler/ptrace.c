@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "extproc.h"
 #include "fpwalk.h"
 #include "sampler.h"
 #include "threads.h"
@@ -90,10 +91,7 @@ struct pt_thread {
 
 /* Workload-process side. */
 static struct pt_shared *pt_sh;
-static pid_t pt_pid = -1;     /* the tracer process */
-static int pt_stop_wr = -1;   /* closing it asks the tracer to finish */
-static double pt_sampler_cpu_ns = NAN;
-static int pt_exit_status = -1;
+static struct extproc pt_proc = { .pid = -1, .stop_wr = -1, .cpu_ns = NAN, .exit_status = -1 };
 
 /* Tracer side. */
 static pid_t pt_target;
@@ -485,7 +483,7 @@ static void pt_on_signal(int sig)
 	pt_quit = 1;
 }
 
-/* The tracer process. Never returns. Reports attach success (0) or -errno on ready_wr. */
+/* The tracer process. Never returns. Reports attach success (0) or the errno on ready_wr. */
 static void pt_tracer_main(const struct sb_config *cfg, struct sb_sink *sink, int ready_wr,
 			   int stop_rd)
 {
@@ -515,7 +513,8 @@ static void pt_tracer_main(const struct sb_config *cfg, struct sb_sink *sink, in
 	}
 	atomic_store(&pt_sh->rt, pt_rt);
 	rc = pt_sigfd < 0 ? -errno : pt_attach_all();
-	if (write(ready_wr, &rc, sizeof(rc)) != sizeof(rc))
+	int report = -rc; /* 0, or the errno the attach failed with */
+	if (write(ready_wr, &report, sizeof(report)) != sizeof(report))
 		rc = -EPIPE;
 	close(ready_wr);
 	if (rc != 0)
@@ -574,12 +573,23 @@ static int pt_available(char *why, size_t len)
 #endif
 }
 
+struct pt_args {
+	const struct sb_config *cfg;
+	struct sb_sink *sink;
+};
+
+static void pt_tracer_entry(void *arg, int ready_wr, int stop_rd)
+{
+	const struct pt_args *a = arg;
+	pt_tracer_main(a->cfg, a->sink, ready_wr, stop_rd);
+}
+
 /* Forks the tracer and returns once it has seized every thread of this process, so no
  * workload thread starts untraced. Returns 0, or -1 with errno (the tracer's attach error,
  * e.g. EPERM, or ETIMEDOUT). */
 static int pt_start(const struct sb_config *cfg, struct sb_sink *sink)
 {
-	int ready[2] = { -1, -1 }, stopp[2] = { -1, -1 }, rc = -1, e = 0;
+	struct pt_args args = { cfg, sink };
 
 	if (cfg->hz <= 0) {
 		errno = EINVAL;
@@ -592,107 +602,36 @@ static int pt_start(const struct sb_config *cfg, struct sb_sink *sink)
 		return -1;
 	}
 	memset(pt_sh, 0, sizeof(*pt_sh));
-	pt_sampler_cpu_ns = NAN;
-	pt_exit_status = -1;
-	if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(stopp, O_CLOEXEC) != 0) {
-		e = errno;
-		goto cleanup;
-	}
 	/* YAMA (ptrace_scope 1) only lets ancestors trace: the tracer is our child. Fails
 	 * harmlessly with EINVAL where YAMA is not built in. */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	pt_target = getpid();
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		e = errno;
-		goto cleanup;
-	}
-	if (pid == 0) {
-		close(ready[0]);
-		close(stopp[1]);
-		pt_tracer_main(cfg, sink, ready[1], stopp[0]);
-	}
-	pt_pid = pid;
-	close(ready[1]);
-	close(stopp[0]);
-	ready[1] = stopp[0] = -1;
-
-	int attach = -ETIMEDOUT;
-	struct pollfd p = { ready[0], POLLIN, 0 };
-	int n;
-	do
-		n = poll(&p, 1, PT_ATTACH_TIMEOUT_MS);
-	while (n < 0 && errno == EINTR);
-	if (n > 0 && read(ready[0], &attach, sizeof(attach)) != sizeof(attach))
-		attach = -EPIPE; /* the tracer died before reporting */
-	if (attach != 0) {
-		e = -attach;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pt_pid = -1;
-		goto cleanup;
-	}
-	pt_stop_wr = stopp[1];
-	stopp[1] = -1;
-	rc = 0;
-cleanup:
-	for (int i = 0; i < 2; i++) {
-		if (ready[i] >= 0)
-			close(ready[i]);
-		if (stopp[i] >= 0)
-			close(stopp[i]);
-	}
-	if (rc != 0) {
+	if (extproc_start(&pt_proc, pt_tracer_entry, &args, PT_ATTACH_TIMEOUT_MS) != 0) {
+		int e = errno;
 		munmap(pt_sh, sizeof(*pt_sh));
 		pt_sh = NULL;
 		errno = e;
+		return -1;
 	}
-	return rc;
+	return 0;
 }
 
 /* Asks the tracer to detach and exit (EOF on the stop pipe), waits up to
  * PT_EXIT_TIMEOUT_MS, then kills it (the kernel releases its tracees). Collects its CPU
- * time. Returns 0, or -1 when it had to be killed. The shared block stays mapped for
- * stats(). */
+ * time. Returns 0, or -1 when it had to be killed or failed. The shared block stays mapped
+ * for stats(). */
 static int pt_stop(void)
 {
-	if (pt_pid < 0)
+	switch (extproc_stop(&pt_proc, PT_EXIT_TIMEOUT_MS)) {
+	case 0:
 		return 0;
-	close(pt_stop_wr);
-	pt_stop_wr = -1;
-
-	int status = 0, killed = 0;
-	struct rusage ru;
-	uint64_t t0 = sb_now_ns();
-	for (;;) {
-		pid_t w = wait4(pt_pid, &status, WNOHANG, &ru);
-		if (w == pt_pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			memset(&ru, 0, sizeof(ru));
-			break;
-		}
-		if (!killed && sb_now_ns() - t0 > PT_EXIT_TIMEOUT_MS * 1000000ull) {
-			kill(pt_pid, SIGKILL);
-			killed = 1;
-		}
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-	pt_sampler_cpu_ns = (double)ru.ru_utime.tv_sec * 1e9 + ru.ru_utime.tv_usec * 1e3 +
-			    (double)ru.ru_stime.tv_sec * 1e9 + ru.ru_stime.tv_usec * 1e3;
-	pt_exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	pt_pid = -1;
-	if (killed) {
+	case 1:
 		errno = ETIMEDOUT;
 		return -1;
-	}
-	if (pt_exit_status != 0) {
+	default:
 		errno = EOWNERDEAD; /* the tracer failed or was killed: its samples are partial */
 		return -1;
 	}
-	return 0;
 }
 
 static int pt_stats(struct sb_stat *out, int max)
@@ -715,9 +654,9 @@ static int pt_stats(struct sb_stat *out, int max)
 		{ "ticks_late", (double)atomic_load(&pt_sh->ticks_late) },
 		{ "skipped_pending", (double)atomic_load(&pt_sh->skipped_pending) },
 		{ "registrations_lost", (double)atomic_load(&pt_sh->reg_overflow) },
-		{ "sampler_cpu_ns", pt_sampler_cpu_ns },
+		{ "sampler_cpu_ns", pt_proc.cpu_ns },
 		{ "sampler_rt", (double)atomic_load(&pt_sh->rt) },
-		{ "sampler_exit_status", (double)pt_exit_status },
+		{ "sampler_exit_status", (double)pt_proc.exit_status },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
@@ -729,7 +668,7 @@ static int pt_stats(struct sb_stat *out, int max)
 pid_t sb_ptrace_tracer_pid(void);
 pid_t sb_ptrace_tracer_pid(void)
 {
-	return pt_pid;
+	return pt_proc.pid;
 }
 
 const struct sampler sampler_ptrace = {

@@ -18,6 +18,7 @@
 
 #include "registry.h"
 #include "sample.h"
+#include "thread_state_darwin.h"
 
 static pthread_introspection_hook_t prev_hook;
 
@@ -117,37 +118,10 @@ void tc_wait(uint32_t seen, uint64_t deadline_ns)
 
 int tc_get_state(const struct tc_target *t, struct sb_regs *regs, uint64_t *parked_ns)
 {
-	mach_port_t port = atomic_load(&t->park->port);
-	kern_return_t kr;
-
 	if (atomic_load(&t->park->ident) != t->ident)
 		return -1;
 	*parked_ns = atomic_load_explicit(&t->park->parked_ns, memory_order_relaxed);
-#if defined(__x86_64__)
-	x86_thread_state64_t st;
-	mach_msg_type_number_t count = x86_THREAD_STATE64_COUNT;
-	kr = thread_get_state(port, x86_THREAD_STATE64, (thread_state_t)&st, &count);
-	if (kr != KERN_SUCCESS)
-		return -1;
-	regs->pc = (uintptr_t)st.__rip;
-	regs->sp = (uintptr_t)st.__rsp;
-	regs->fp = (uintptr_t)st.__rbp;
-	regs->lr = 0;
-#elif defined(__arm64__)
-	arm_thread_state64_t st;
-	mach_msg_type_number_t count = ARM_THREAD_STATE64_COUNT;
-	kr = thread_get_state(port, ARM_THREAD_STATE64, (thread_state_t)&st, &count);
-	if (kr != KERN_SUCCESS)
-		return -1;
-	/* The accessors strip pointer authentication bits (arm64e); never read __pc. */
-	regs->pc = (uintptr_t)arm_thread_state64_get_pc(st);
-	regs->sp = (uintptr_t)arm_thread_state64_get_sp(st);
-	regs->fp = (uintptr_t)arm_thread_state64_get_fp(st);
-	regs->lr = (uintptr_t)arm_thread_state64_get_lr(st);
-#else
-#error "unsupported architecture"
-#endif
-	return 0;
+	return darwin_thread_regs(atomic_load(&t->park->port), regs);
 }
 
 void tc_resume(struct tc_target *t)
