@@ -1,6 +1,6 @@
 /* symbolize_linux.c - symbolizer_new/symbolize on Linux: libdw for user space (static
  * functions too: .symtab), /proc/kallsyms for the kernel. */
-#include "symbolize.h"
+#include "symbolize_linux.h"
 
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
@@ -114,17 +114,13 @@ static int kernel_symbol(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol 
 	return 1;
 }
 
-int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
+int symbolize_dwfl(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
 	snprintf(out->module, sizeof(out->module), "?");
 	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
-	if (pc >= 0xffff800000000000ull)
-		return kernel_symbol(s, pc, out);
-	if (!s->dwfl)
-		return 0;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, (Dwarf_Addr)pc);
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)pc) : NULL;
 	if (!mod)
 		return 0;
 	const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -140,4 +136,15 @@ int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
 	snprintf(out->function, sizeof(out->function), "%s", name);
 	out->offset = off;
 	return 1;
+}
+
+int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
+{
+	if (pc >= 0xffff800000000000ull) {
+		memset(out, 0, sizeof(*out));
+		out->pc = pc;
+		snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+		return kernel_symbol(s, pc, out);
+	}
+	return symbolize_dwfl(s->dwfl, pc, out);
 }

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../analysis/symbolize_linux.h"
+
 #define EXEC_PERF_MAX_CPUS 256
 #define EXEC_PERF_PAGES 256 /* data pages per CPU ring (power of two): 1 MiB */
 #define EXEC_PERF_MAX_STACK 127
@@ -360,29 +362,6 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void resolve(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->pc = pc;
-	snprintf(out->module, sizeof(out->module), "?");
-	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
-	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)pc) : NULL;
-	if (!mod)
-		return;
-	const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (mname) {
-		const char *base = strrchr(mname, '/');
-		snprintf(out->module, sizeof(out->module), "%s", base ? base + 1 : mname);
-	}
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(mod, (GElf_Addr)pc, &off, &sym, NULL, NULL, NULL);
-	if (!name)
-		return;
-	snprintf(out->function, sizeof(out->function), "%s", name);
-	out->offset = off;
-}
-
 int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
 		   struct sb_symbol **syms, size_t *nsyms)
 {
@@ -433,7 +412,7 @@ int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, siz
 	struct sb_symbolizer *self = NULL;
 	for (size_t i = 0; i < k; i++) {
 		struct sb_symbol *out = &(*syms)[i];
-		resolve(dwfl, pcs[i], out);
+		symbolize_dwfl(dwfl, pcs[i], out);
 		if (pcs[i] < vlo || pcs[i] >= vhi || !own_vdso)
 			continue;
 		if (!self)

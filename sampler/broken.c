@@ -90,8 +90,7 @@ const struct sampler sampler_test_malloc_in_handler = {
 	.name = "test-malloc-in-handler",
 	.description = "BROKEN on purpose: mallocs in its SIGPROF handler (watchdog test)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_TEST | SB_SAMPLER_TICK_DRIVEN,
 	.start = broken_start,
 	.stop = broken_stop,

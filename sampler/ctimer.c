@@ -149,8 +149,7 @@ const struct sampler sampler_ctimer = {
 	.name = "ctimer",
 	.description = "per-thread timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID (Go)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_TICK_DRIVEN,
 	.start = ctimer_start,
 	.stop = ctimer_stop,

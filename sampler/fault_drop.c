@@ -55,8 +55,7 @@ const struct sampler sampler_fault_drop = {
 	.name = "fault-drop",
 	.description = "FAULT: ctimer losing 30% of its samples at random (gate: rate_accuracy)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_FAULT | SB_SAMPLER_TICK_DRIVEN,
 	.start = drop_start,
 	.stop = drop_stop,

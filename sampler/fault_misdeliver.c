@@ -42,8 +42,7 @@ const struct sampler sampler_fault_misdeliver = {
 	.description = "FAULT: itimer with SIGPROF blocked in workload threads, all signals "
 		       "to the main thread (gate: thread_tvd)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_PROCESS_WIDE | SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PROCESS_SIGNAL,
 	.flags = SB_SAMPLER_FAULT | SB_SAMPLER_TICK_DRIVEN,
 	.start = misdeliver_start,
 	.stop = misdeliver_stop,

@@ -97,8 +97,7 @@ const struct sampler sampler_fault_slow = {
 	.description = "FAULT: mach holding every stopped thread 2 ms longer (gate: suspend "
 		       "window budget)",
 	.clock = SB_CLOCK_WALL,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_FAULT,
 	.available = slow_available,
 	.start = slow_start,

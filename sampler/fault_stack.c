@@ -57,8 +57,7 @@ const struct sampler sampler_fault_stack = {
 	.description = "FAULT: ctimer with one frame in five from another thread's stack "
 		       "(gate: stack correctness)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_FAULT | SB_SAMPLER_TICK_DRIVEN,
 	.start = stack_start,
 	.stop = stack_stop,

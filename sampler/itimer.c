@@ -83,8 +83,7 @@ const struct sampler sampler_itimer = {
 	.name = "itimer",
 	.description = "setitimer(ITIMER_PROF) + SIGPROF, process-wide (gperftools, old Go)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAP_PROCESS_WIDE | SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PROCESS_SIGNAL,
 	.flags = SB_SAMPLER_TICK_DRIVEN,
 	.start = itimer_start,
 	.stop = itimer_stop,

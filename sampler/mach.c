@@ -609,8 +609,7 @@ const struct sampler sampler_mach = {
 	.description = "sampler thread: suspend, get registers, walk, resume each thread "
 		       "(Darwin thread_suspend; Linux signal rendezvous)",
 	.clock = SB_CLOCK_WALL,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = 0,
 	.available = mach_available,
 	.start = mach_start,

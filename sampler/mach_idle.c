@@ -34,8 +34,7 @@ const struct sampler sampler_mach_idle = {
 	.description = "mach with idle skip: a thread that did not run since its previous "
 		       "sample is not stopped, its stack is reused",
 	.clock = SB_CLOCK_WALL,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = 0,
 	.start = mach_idle_start,
 	.stop = mach_idle_stop,

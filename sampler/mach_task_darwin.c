@@ -416,8 +416,7 @@ const struct sampler sampler_mach_task = {
 	.description = "out-of-process: task_for_pid, thread_suspend, thread_get_state, "
 		       "mach_vm_read walk, thread_resume (Darwin)",
 	.clock = SB_CLOCK_WALL,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_EXTERNAL,
 	.available = mt_available,
 	.start = mt_start,

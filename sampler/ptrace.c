@@ -675,8 +675,7 @@ const struct sampler sampler_ptrace = {
 	.name = "ptrace",
 	.description = "out-of-process tracer: PTRACE_INTERRUPT, GETREGS, remote fp walk",
 	.clock = SB_CLOCK_WALL,
-	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |
-		SB_CAP_SUSPEND_WINDOW,
+	.caps = SB_CAPS_PER_THREAD_FULL,
 	.flags = SB_SAMPLER_EXTERNAL,
 	.available = pt_available,
 	.start = pt_start,

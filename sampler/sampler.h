@@ -44,6 +44,17 @@ enum sb_sampler_caps {
 	SB_CAP_SUSPEND_WINDOW = 1u << 5, /* samples carry how long the thread was kept off CPU */
 };
 
+/* The two classes most samplers are in, named once so a variant (mach-idle, a fault) cannot
+ * drift from its original. Per thread, everything a sample can carry: mach, ptrace, ctimer
+ * and the faults built on them. */
+#define SB_CAPS_PER_THREAD_FULL                                                             \
+	(SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS | SB_CAP_STOP_LATENCY |         \
+	 SB_CAP_SUSPEND_WINDOW)
+/* One process-wide signal (setitimer): no stop latency, the expiry is not observable. */
+#define SB_CAPS_PROCESS_SIGNAL                                                              \
+	(SB_CAP_PROCESS_WIDE | SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS |         \
+	 SB_CAP_SUSPEND_WINDOW)
+
 struct sb_config {
 	double hz;           /* requested sampling frequency */
 	int threads;         /* workload threads */
