@@ -8,12 +8,14 @@ failed=
 for t in "$@"; do
 	name=$(basename "$t")
 	echo "== $name"
+	start=$(date +%s)
 	if "$t"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
 		failed="$failed $name"
 	fi
+	echo "-- $name: $(($(date +%s) - start)) s"
 done
 if [ -n "$failed" ]; then
 	echo "failed test programs:$failed"
