@@ -3,15 +3,15 @@
  * expect lines) and regressions (U test against a baseline, pooled tests inside an A/B
  * file). Only ok runs give metric values; failed and skipped runs are counted in the
  * pseudo metrics failed_runs and skipped_runs. */
-#include "gate_int.h"
+#include "analysis/gate_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/sampler.h"
-#include "mwu.h"
+#include "analysis/mwu.h"
+#include "sampler/sampler.h"
 
 /* --- cells --- */
 

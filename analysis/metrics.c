@@ -1,15 +1,15 @@
 /* metrics.c - every metric of a run, from its samples and its truth. Definitions are in
  * docs/metrics.md; keep the two in step. */
-#include "metrics.h"
+#include "analysis/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/run.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "harness/run.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 const struct sb_metric_info sb_metric_infos[] = {
 #define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },

@@ -1,5 +1,5 @@
 /* cli.c - error reporting and argument parsing shared by the subcommands. */
-#include "cli.h"
+#include "harness/cli.h"
 
 #include <errno.h>
 #include <getopt.h>

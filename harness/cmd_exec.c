@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../agent/exec_shm.h"
-#include "../results/h5io.h"
-#include "cli.h"
-#include "exec_ext.h"
-#include "host.h"
-#include "plugin.h"
+#include "agent/exec_shm.h"
+#include "harness/cli.h"
+#include "harness/exec_ext.h"
+#include "harness/host.h"
+#include "harness/plugin.h"
+#include "results/h5io.h"
 
 #define EXEC_MAX_SAMPLERS 16
 #define EXEC_POLL_NS 5000000ull       /* /proc truth and perf rings */

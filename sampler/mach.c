@@ -21,10 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "registry.h"
-#include "sampler.h"
-#include "thread_ctl.h"
-#include "threads.h"
+#include "sampler/registry.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
+#include "sampler/threads.h"
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
 #define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */

@@ -1,5 +1,5 @@
 /* sink.c - the preallocated, lock-free sample store. */
-#include "sample.h"
+#include "sampler/sample.h"
 
 #include <math.h>
 #include <string.h>

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fpwalk.h"
+#include "sampler/fpwalk.h"
 
 #define TC_TIMEOUT_NS 2000000ull /* give up on a thread that has not parked after 2 ms */
 

@@ -17,11 +17,11 @@
 
 #include <cmocka.h>
 
-#include "support/sbrun.h"
+#include "tests/support/sbrun.h"
 
-#include "../analysis/gate.h"
-#include "../analysis/mwu.h"
-#include "../sampler/sampler.h"
+#include "analysis/gate.h"
+#include "analysis/mwu.h"
+#include "sampler/sampler.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
