@@ -40,7 +40,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Darwin-only sources (*_darwin.c, platform/darwin.c) are the Darwin build's (mk/darwin.mk).
-LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
+LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard core/*.c sampler/*.c workloads/*.c \
               results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -164,7 +164,8 @@ clean:
 AGENT      := $(BUILD)/libsampbench-agent.so
 AGENT_SRCS := agent/agent.c harness/plugin.c \
               $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
-                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c table.c) platform/linux.c
+                thread_ctl_linux.c fpwalk.c threads.c gperftools.c cpuprofile.c table.c) \
+              core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/exec_shm.h"
+#include "core/exec_shm.h"
 #include "harness/plugin.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sampler/sample.h"
+#include "core/sample.h"
 
 /* X(name, unit, description) */
 #define SB_METRICS(X)                                                                      \

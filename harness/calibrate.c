@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "analysis/metrics.h"
+#include "core/sample.h"
 #include "harness/calibrate_int.h"
-#include "sampler/sample.h"
 #include "sampler/thread_ctl.h"
 #include "sampler/threads.h"
 

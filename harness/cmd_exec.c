@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/exec_shm.h"
+#include "core/exec_shm.h"
 #include "harness/cli.h"
 #include "harness/exec_ext.h"
 #include "harness/host.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "analysis/symbolize.h"
+#include "core/run.h"
 #include "harness/cli.h"
-#include "harness/run.h"
 #include "results/h5io.h"
 
 #define TOP_DEFAULT_LIMIT 25

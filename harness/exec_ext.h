@@ -8,8 +8,8 @@
 #include <sys/types.h>
 
 #include "analysis/symbolize.h"
-#include "harness/run.h"
-#include "sampler/sample.h"
+#include "core/run.h"
+#include "core/sample.h"
 
 /* ---- perf from outside ---- */
 

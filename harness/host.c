@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/sample.h"
 #include "harness/calibrate.h"
-#include "sampler/sample.h"
 #include "version.h"
 
 

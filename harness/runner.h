@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
 

@@ -12,9 +12,9 @@ DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sa
 # and Debian's H5pubconf.h is generated for glibc (it includes <features.h>) while the
 # cross SDK has no HDF5 of its own.
 DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
-# The sampler core: every sampler of the Darwin table, the registry, Mach thread control,
-# the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
-DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard sampler/*.c)) platform/darwin.c
+# The sampler core: core/ (the sink, the run record), every sampler of the Darwin table,
+# the registry, Mach thread control, the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
+DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard core/*.c sampler/*.c)) platform/darwin.c
 DARWIN_SRCS     := $(DARWIN_CORE_SRCS) \
                    $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_SKIP) harness/main.c, \
                      $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))

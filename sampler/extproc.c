@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sample.h"
 #include "platform/platform.h"
-#include "sampler/sample.h"
 
 int extproc_start(struct extproc *p, extproc_main_fn main, void *arg, int timeout_ms)
 {

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sampler/sample.h"
+#include "core/sample.h"
 #include "sampler/threads.h"
 
 enum { E_FREE = 0, E_CLAIMED, E_LIVE, E_DEAD };

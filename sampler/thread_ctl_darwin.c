@@ -16,8 +16,8 @@
 #include <pthread.h>
 #include <pthread/introspection.h>
 
+#include "core/sample.h"
 #include "sampler/registry.h"
-#include "sampler/sample.h"
 #include "sampler/thread_state_darwin.h"
 
 static pthread_introspection_hook_t prev_hook;

@@ -29,7 +29,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "sampler/sample.h"
+#include "core/sample.h"
 #include "sampler/threads.h"
 
 #define TC_SIG_OFFSET 5 /* SIGRTMIN+5: clear of glibc's and the other samplers' signals */

@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "analysis/metrics.h"
+#include "core/run.h"
 #include "harness/calibrate.h"
 #include "harness/host.h"
-#include "harness/run.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
 

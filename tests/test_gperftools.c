@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "results/h5io.h"
 #include "sampler/sampler.h"
 

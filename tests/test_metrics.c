@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "analysis/metrics.h"
-#include "harness/run.h"
+#include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
 

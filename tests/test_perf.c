@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "harness/runner.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"

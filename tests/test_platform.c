@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/sample.h"
 #include "platform/platform.h"
-#include "sampler/sample.h"
 #include "sampler/threads.h"
 #include "workloads/workload.h"
 

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "harness/runner.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "harness/runner.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"

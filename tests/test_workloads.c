@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "harness/run.h"
+#include "core/run.h"
 #include "harness/runner.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sampler/sample.h"
+#include "core/sample.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
 

@@ -8,7 +8,7 @@
 
 #include "analysis/metrics.h"
 #include "analysis/symbolize.h"
-#include "sampler/sample.h"
+#include "core/sample.h"
 
 #define SB_NAME_LEN 48
 #define SB_REASON_LEN 192
