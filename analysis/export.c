@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/symbolize.h"
 #include "sampler/cpuprofile.h"
 
 #define NAME_LEN (SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 8)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/metrics.h"
 #include "analysis/mwu.h"
 #include "sampler/sampler.h"
 

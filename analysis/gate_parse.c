@@ -1,7 +1,7 @@
 /* gate_parse.c - the budgets language of the gate (ci/budgets; docs/gate.md): directives,
  * values with units, conditions, class selectors, host facts, expect lines. */
 #include "analysis/gate_int.h"
-#include "harness/cli.h"
+#include "core/config_error.h"
 
 #include <ctype.h>
 #include <errno.h>

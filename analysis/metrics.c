@@ -7,22 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
-
-const struct sb_metric_info sb_metric_infos[] = {
-#define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },
-	SB_METRICS(X)
-#undef X
-};
-const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
-
-void metrics_clear(struct sb_metrics *m)
-{
-	for (size_t i = 0; i < sb_metric_count; i++)
-		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
-}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -25,16 +25,6 @@ void sb_getopt_error(int c, char **argv, const char *cmd)
 		sb_err("unknown option '%s' (see 'sampbench %s --help')", argv[optind - 1], cmd);
 }
 
-int sb_config_verr(char *err, size_t errlen, const char *file, int line, const char *fmt,
-		   va_list ap)
-{
-	char msg[256];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	snprintf(err, errlen, "%s:%d: %s", file, line, msg);
-	return -1;
-}
-
 int sb_parse_double(const char *opt, const char *s, double *out)
 {
 	char *end;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/metrics.h"
 #include "core/exec_shm.h"
 #include "harness/cli.h"
 #include "harness/exec_ext.h"

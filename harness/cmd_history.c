@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/metrics.h"
 #include "harness/cli.h"
 #include "results/h5io.h"
 

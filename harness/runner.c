@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/metrics.h"
+#include "analysis/symbolize.h"
 #include "sampler/threads.h"
 
 volatile int runner_interrupted;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/metrics.h"
 #include "harness/calibrate.h"
 #include "harness/cli.h"
 #include "harness/host.h"

@@ -34,7 +34,7 @@ for t in $targets; do
 		;;
 	h5)
 		# the reader, the run record and the metric table; nothing else is reached
-		srcs="tests/fuzz/fuzz_h5.c results/h5io.c core/run.c analysis/metrics.c"
+		srcs="tests/fuzz/fuzz_h5.c results/h5io.c core/run.c core/metrics.c"
 		libs="$HDF5_LIBS -lm"
 		extra=
 		corpus=tests/fuzz/corpus_h5
