@@ -162,8 +162,8 @@ clean:
 # Never sanitized: an ASan-built .so cannot be preloaded into a program built without it,
 # and the plugin is loaded into such programs by the agent too.
 AGENT      := $(BUILD)/libsampbench-agent.so
-AGENT_SRCS := agent/agent.c harness/plugin.c \
-              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
+AGENT_SRCS := agent/agent.c \
+              $(addprefix sampler/,plugin.c itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
                 thread_ctl_linux.c fpwalk.c threads.c gperftools.c cpuprofile.c table.c) \
               core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "core/exec_shm.h"
-#include "harness/plugin.h"
+#include "sampler/plugin.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
 #include "sampler/threads.h"

@@ -29,7 +29,7 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 				r = &runs[i];
 	cls->clock = r ? r->clock : s ? (int)s->clock : SB_CLOCK_CPU;
 	double caps = r ? run_stat(r, "class_caps") : NAN;
-	if (!isnan(caps)) { /* a plugin: what it declared through the ABI (harness/plugin.c) */
+	if (!isnan(caps)) { /* a plugin: what it declared through the ABI (sampler/plugin.c) */
 		double abi = run_stat(r, "class_abi");
 		cls->caps = (unsigned)caps & 0xffffu;
 		cls->tick_driven = ((unsigned)caps >> 16) & 1;

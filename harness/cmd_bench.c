@@ -12,10 +12,10 @@
 #include "harness/ab.h"
 #include "harness/cli.h"
 #include "harness/matrix.h"
-#include "harness/plugin.h"
 #include "harness/session.h"
 #include "harness/show.h"
 #include "results/h5io.h"
+#include "sampler/plugin.h"
 #include "version.h"
 
 #define BENCH_RUN_OVERHEAD_S 0.3 /* fork, sink, metrics, HDF5 per run: the ETA's prior */

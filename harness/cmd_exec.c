@@ -32,8 +32,8 @@
 #include "harness/cli.h"
 #include "harness/exec_ext.h"
 #include "harness/host.h"
-#include "harness/plugin.h"
 #include "results/h5io.h"
+#include "sampler/plugin.h"
 
 #define EXEC_MAX_SAMPLERS 16
 #define EXEC_POLL_NS 5000000ull       /* /proc truth and perf rings */

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "harness/cli.h"
-#include "harness/plugin.h"
 #include "harness/session.h"
+#include "sampler/plugin.h"
 
 #define SB_MAX_HZ 20000.0
 #define SB_MAX_LIST 32

@@ -428,7 +428,7 @@ static void eval_cfg(const struct gate_config *c, struct gate_result *res)
 	assert_int_equal(gate_eval(c, NULL, &cs, res), 0);
 }
 
-/* Sets a run's class stats as harness/plugin.c does for a plugin. */
+/* Sets a run's class stats as sampler/plugin.c does for a plugin. */
 static void set_class(struct sb_run *r, unsigned caps, int abi)
 {
 	static struct sb_stat_row rows[MAXRUNS][2];

@@ -7,7 +7,7 @@
  * the plugin's sample to struct sb_sample and calls sink_push(), both async-signal-safe.
  * This file is also linked into the LD_PRELOAD agent, so it writes errors to stderr itself
  * instead of using the CLI helpers. */
-#include "harness/plugin.h"
+#include "sampler/plugin.h"
 
 #include <dlfcn.h>
 #include <errno.h>
