@@ -3,6 +3,11 @@
  * Darwin sampler). Wall clock: every registered thread is sampled every tick, running or
  * not; weight_ns says how much CPU the thread used since its previous sample.
  *
+ * Portable: "mach" names the mechanism (Mach thread suspend), not the system. The same
+ * code runs on Darwin over thread_ctl_darwin.c (thread_suspend) and on Linux over
+ * thread_ctl_linux.c, which emulates the suspend with a signal rendezvous. Darwin-only
+ * files end in _darwin.c, whatever their name says (mach_task_darwin.c: `mach-task`).
+ *
  * One tick, in two passes. Pass 1, nothing stopped yet: snapshot the registry, read each
  * thread's CPU clock, and take the threads that need no stop: idle skip (did not run:
  * its previous stack again) and peeks (blocked in a system call: its stack read from
