@@ -28,9 +28,10 @@ HDF5_LIBDIR := $(patsubst -L%,%,$(filter -L%,$(HDF5_LIBS)))
 VERSION := 0.1.0
 VERSION_H := $(BUILD)/gen/version.h
 
+# Includes are written from the repository root ("core/run.h"): -I. everywhere.
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-           -Wall -Wextra -Werror -pthread $(HDF5_CFLAGS) -I$(BUILD)/gen
+           -Wall -Wextra -Werror -pthread -I. $(HDF5_CFLAGS) -I$(BUILD)/gen
 LDFLAGS += -pthread -rdynamic
 LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -ldl -lrt -lm
 ifneq ($(SANITIZE),)
@@ -39,7 +40,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Darwin-only sources (*_darwin.c, platform/darwin.c) are the Darwin build's (mk/darwin.mk).
-LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
+LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard core/*.c sampler/*.c workloads/*.c \
               results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -99,10 +100,9 @@ SCALING := $(BUILD)/mach_scaling
 $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
-$(BUILD)/tools/mach_scaling.o: CFLAGS += -I.
 
 check: deps $(BIN) $(TEST_BINS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=10 sh tests/run.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh tests/fixtures/check.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=10 sh tests/run.sh tests/layers.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh tests/fixtures/check.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
 	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
@@ -162,15 +162,16 @@ clean:
 # Never sanitized: an ASan-built .so cannot be preloaded into a program built without it,
 # and the plugin is loaded into such programs by the agent too.
 AGENT      := $(BUILD)/libsampbench-agent.so
-AGENT_SRCS := agent/agent.c harness/plugin.c \
-              $(addprefix sampler/,itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
-                thread_ctl_linux.c fpwalk.c sink.c threads.c gperftools.c cpuprofile.c table.c) platform/linux.c
+AGENT_SRCS := agent/agent.c \
+              $(addprefix sampler/,plugin.c itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
+                thread_ctl_linux.c fpwalk.c threads.c gperftools.c cpuprofile.c table.c) \
+              core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
               $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/plugins/*.c))
 PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
-              -mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -pthread -fPIC
+              -mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -pthread -fPIC -I.
 
 all: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 check: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
@@ -218,7 +219,7 @@ DARWIN_BUILD   := $(BUILD)/darwin
 # The sources (DARWIN_SRCS, DARWIN_CORE_SRCS) are listed in mk/darwin.mk.
 DARWIN_CHECK_SRCS := $(DARWIN_SRCS) $(MAIN_SRC)
 DARWIN_CFLAGS  := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-                  -Wall -Wextra -Werror -pthread -Iplatform/darwin/include \
+                  -Wall -Wextra -Werror -pthread -I. -Iplatform/darwin/include \
                   -I$(DARWIN_BUILD)/inc -I$(BUILD)/gen
 DARWIN_TESTS   := $(foreach t,$(DARWIN_TARGETS),$(DARWIN_BUILD)/$(t)/test_core)
 

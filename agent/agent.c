@@ -31,11 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../harness/plugin.h"
-#include "../sampler/sampler.h"
-#include "../sampler/thread_ctl.h"
-#include "../sampler/threads.h"
-#include "exec_shm.h"
+#include "core/exec_shm.h"
+#include "sampler/plugin.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
+#include "sampler/threads.h"
 
 #define AGENT_PREFIX "sampbench-agent: "
 /* The .so is built with -fvisibility=hidden: only the interposed functions are exported,

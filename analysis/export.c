@@ -1,12 +1,13 @@
 /* export.c - folded stacks and gperftools CPU profiles from a run (see export.h). */
-#include "export.h"
+#include "analysis/export.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/cpuprofile.h"
+#include "analysis/symbolize.h"
+#include "sampler/cpuprofile.h"
 
 #define NAME_LEN (SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 8)
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../harness/run.h"
+#include "core/run.h"
 
 #define EXPORT_UNKNOWN_PC 1 /* stands for the stack of a sample that has none */
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../harness/run.h"
+#include "core/run.h"
 
 #define GATE_NAME_LEN 48
 #define GATE_MAX_LIST 16

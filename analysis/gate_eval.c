@@ -3,15 +3,16 @@
  * expect lines) and regressions (U test against a baseline, pooled tests inside an A/B
  * file). Only ok runs give metric values; failed and skipped runs are counted in the
  * pseudo metrics failed_runs and skipped_runs. */
-#include "gate_int.h"
+#include "analysis/gate_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/sampler.h"
-#include "mwu.h"
+#include "analysis/metrics.h"
+#include "analysis/mwu.h"
+#include "sampler/sampler.h"
 
 /* --- cells --- */
 
@@ -28,7 +29,7 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 				r = &runs[i];
 	cls->clock = r ? r->clock : s ? (int)s->clock : SB_CLOCK_CPU;
 	double caps = r ? run_stat(r, "class_caps") : NAN;
-	if (!isnan(caps)) { /* a plugin: what it declared through the ABI (harness/plugin.c) */
+	if (!isnan(caps)) { /* a plugin: what it declared through the ABI (sampler/plugin.c) */
 		double abi = run_stat(r, "class_abi");
 		cls->caps = (unsigned)caps & 0xffffu;
 		cls->tick_driven = ((unsigned)caps >> 16) & 1;

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "gate.h"
+#include "analysis/gate.h"
 
 /* Condition variables: numbers (threads .. tick) and names (workload .. has). clock, scope
  * and has select samplers by class (docs/gate.md "Classes"). */

@@ -1,6 +1,6 @@
 /* gate_out.c - the gate's outputs: the verdict table with its `because:` lines, the table
  * against the reference sampler, JUnit XML and JSON (each written to FILE.tmp, renamed). */
-#include "gate_int.h"
+#include "analysis/gate_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mwu.h"
+#include "analysis/mwu.h"
 
 /* --- outputs --- */
 

@@ -1,7 +1,7 @@
 /* gate_parse.c - the budgets language of the gate (ci/budgets; docs/gate.md): directives,
  * values with units, conditions, class selectors, host facts, expect lines. */
-#include "../harness/cli.h"
-#include "gate_int.h"
+#include "analysis/gate_int.h"
+#include "core/config_error.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/sampler.h"
+#include "sampler/sampler.h"
 
 #define GATE_MAX_TEXT (1 << 20)
 

@@ -1,28 +1,16 @@
 /* metrics.c - every metric of a run, from its samples and its truth. Definitions are in
  * docs/metrics.md; keep the two in step. */
-#include "metrics.h"
+#include "analysis/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/run.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
-
-const struct sb_metric_info sb_metric_infos[] = {
-#define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },
-	SB_METRICS(X)
-#undef X
-};
-const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
-
-void metrics_clear(struct sb_metrics *m)
-{
-	for (size_t i = 0; i < sb_metric_count; i++)
-		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
-}
+#include "analysis/symbolize.h"
+#include "core/run.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -1,6 +1,6 @@
 /* mwu.c - two-sided Mann-Whitney U test, exact for small samples without ties, normal
  * approximation with tie correction otherwise (as scipy.stats.mannwhitneyu). */
-#include "mwu.h"
+#include "analysis/mwu.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* symbolize.c - the platform-independent half of the symbolizer: batch and lookup. The
  * per-platform half (symbolizer_new, symbolize) is symbolize_linux.c (libdw, kallsyms) or
  * symbolize_darwin.c (the loaded Mach-O images' symbol tables, dladdr). */
-#include "symbolize.h"
+#include "analysis/symbolize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,22 +3,15 @@
  * Runs are symbolized by the harness right after the child exits: the child was forked
  * without exec, so the parent has the same address layout and can resolve the child's PCs
  * (static functions too: libdw reads .symtab). The result is stored with the run (HDF5
- * `symbols`), so readers never need the binary or its load address. */
+ * `symbols`), so readers never need the binary or its load address. The table's types are
+ * core/symbol.h. */
 #ifndef SB_SYMBOLIZE_H
 #define SB_SYMBOLIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define SB_SYM_MODULE_LEN 64
-#define SB_SYM_FUNC_LEN 128
-
-struct sb_symbol {
-	uint64_t pc;
-	char module[SB_SYM_MODULE_LEN];  /* basename of the object, "[kernel]" or "?" */
-	char function[SB_SYM_FUNC_LEN];  /* symbol name, or "0x<pc>" when unknown */
-	uint64_t offset;                 /* pc - symbol start (0 when unknown) */
-};
+#include "core/symbol.h"
 
 struct sb_symbolizer;
 

@@ -9,7 +9,7 @@
  * and anything else unresolved dladdr() answers with the nearest exported symbol.
  *
  * Darwin build only: compiled by `make darwin-check`, run only on a Mac (docs/darwin.md). */
-#include "symbolize.h"
+#include "analysis/symbolize.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>

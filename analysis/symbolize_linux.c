@@ -1,6 +1,6 @@
 /* symbolize_linux.c - symbolizer_new/symbolize on Linux: libdw for user space (static
  * functions too: .symtab), /proc/kallsyms for the kernel. */
-#include "symbolize_linux.h"
+#include "analysis/symbolize_linux.h"
 
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>

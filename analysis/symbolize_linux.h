@@ -5,7 +5,7 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "symbolize.h"
+#include "analysis/symbolize.h"
 
 /* Fills out for user-space pc from dwfl (NULL: nothing known): module base name, function
  * and offset, or "?" and the hex pc when unknown. Returns 1 when the function was found,

@@ -1,5 +1,5 @@
 /* ab.c - the candidate build of an A/B bench. */
-#include "ab.h"
+#include "harness/ab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../results/h5io.h"
-#include "../sampler/thread_ctl.h"
-#include "cli.h"
+#include "harness/cli.h"
+#include "results/h5io.h"
+#include "sampler/thread_ctl.h"
 
 /* Runs argv (no shell) with stdout to out_fd (-1: inherited) and stderr to err_fd (-1:
  * inherited). Returns the exit status, 128+signal, or -1 when it could not start. */

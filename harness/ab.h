@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "runner.h"
+#include "harness/runner.h"
 
 struct ab_build {
 	char rev[48];  /* the candidate's full commit id */

@@ -1,5 +1,5 @@
 /* baselines.c - baseline file names by machine class. */
-#include "baselines.h"
+#include "harness/baselines.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "run.h"
+#include "core/run.h"
 
 #define SB_BASELINES_DIR "results/baselines"
 

@@ -16,7 +16,7 @@
  *   ptrace_interrupt   PTRACE_INTERRUPT -> stop seen by waitpid -> PTRACE_CONT returned
  * The rendezvous uses the production code (spin budget included) with an empty walk and
  * the sampler's scheduling class, so it is the floor of the mach sampler on this host. */
-#include "calibrate.h"
+#include "harness/calibrate.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -28,11 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../analysis/metrics.h"
-#include "../sampler/sample.h"
-#include "../sampler/thread_ctl.h"
-#include "../sampler/threads.h"
-#include "calibrate_int.h"
+#include "analysis/metrics.h"
+#include "core/sample.h"
+#include "harness/calibrate_int.h"
+#include "sampler/thread_ctl.h"
+#include "sampler/threads.h"
 
 #define CAL_RT_PRIORITY 10  /* the mach sampler's SCHED_FIFO priority */
 

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "run.h"
+#include "core/run.h"
 
 /* Measures every floor (about 0.3 s of wall time, most of it asleep) and appends one
  * calib row per mechanism to h, named by phase ("start" or "end"). Mechanisms the host

@@ -5,7 +5,7 @@
  * Compiled and linked by `make darwin-check`; run only on a Mac. */
 #include <stdio.h>
 
-#include "calibrate_int.h"
+#include "harness/calibrate_int.h"
 
 void calibrate_platform(struct cal_series *futex_cross, struct cal_series *futex_same,
 			struct cal_series *signal_cross, struct cal_series *ptrace_interrupt)

@@ -4,7 +4,7 @@
 #ifndef SB_CALIBRATE_INT_H
 #define SB_CALIBRATE_INT_H
 
-#include "run.h"
+#include "core/run.h"
 
 #define CAL_FAST_REPS 1000  /* system calls and clock reads */
 #define CAL_RT_REPS 300     /* round trips */

@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sampler/sample.h"
-#include "../sampler/threads.h"
-#include "calibrate_int.h"
+#include "core/sample.h"
+#include "harness/calibrate_int.h"
+#include "sampler/threads.h"
 
 #define CAL_SIG_OFFSET 6    /* SIGRTMIN+6: not the rendezvous' +5 */
 

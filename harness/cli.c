@@ -1,5 +1,5 @@
 /* cli.c - error reporting and argument parsing shared by the subcommands. */
-#include "cli.h"
+#include "harness/cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,16 +23,6 @@ void sb_getopt_error(int c, char **argv, const char *cmd)
 		sb_err("option '%s' needs a value", argv[optind - 1]);
 	else
 		sb_err("unknown option '%s' (see 'sampbench %s --help')", argv[optind - 1], cmd);
-}
-
-int sb_config_verr(char *err, size_t errlen, const char *file, int line, const char *fmt,
-		   va_list ap)
-{
-	char msg[256];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	snprintf(err, errlen, "%s:%d: %s", file, line, msg);
-	return -1;
 }
 
 int sb_parse_double(const char *opt, const char *s, double *out)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/config_error.h"
+
 /* Exit codes: 0 ok, 1 failure (a failed gate, a failed run), 2 bad input / usage. */
 enum { SB_EXIT_OK = 0, SB_EXIT_FAIL = 1, SB_EXIT_USAGE = 2 };
 
@@ -20,10 +22,6 @@ int sb_parse_int(const char *opt, const char *s, long min, long max, long *out);
  * option: c == ':' is a missing value, anything else an unknown option. cmd names the
  * subcommand for the --help hint. */
 void sb_getopt_error(int c, char **argv, const char *cmd);
-
-/* Formats "file:line: message" into err (config file errors). Always returns -1. */
-int sb_config_verr(char *err, size_t errlen, const char *file, int line, const char *fmt,
-		   va_list ap);
 
 /* One subcommand: argv[0] is the subcommand name. Returns the process exit code. */
 struct sb_cmd {

@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../results/h5io.h"
-#include "baselines.h"
-#include "cli.h"
-#include "host.h"
-#include "show.h"
+#include "harness/baselines.h"
+#include "harness/cli.h"
+#include "harness/host.h"
+#include "harness/show.h"
+#include "results/h5io.h"
 
 static const char baseline_usage[] =
 	"usage: sampbench baseline [--to FILE] [--force] CURRENT.h5\n"

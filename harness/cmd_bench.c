@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../results/h5io.h"
-#include "ab.h"
-#include "cli.h"
-#include "matrix.h"
-#include "plugin.h"
+#include "harness/ab.h"
+#include "harness/cli.h"
+#include "harness/matrix.h"
+#include "harness/session.h"
+#include "harness/show.h"
+#include "results/h5io.h"
+#include "sampler/plugin.h"
 #include "version.h"
-#include "session.h"
-#include "show.h"
 
 #define BENCH_RUN_OVERHEAD_S 0.3 /* fork, sink, metrics, HDF5 per run: the ETA's prior */
 #define BENCH_BAR_WIDTH 24

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sampler/thread_ctl.h"
-#include "cli.h"
-#include "host.h"
-#include "show.h"
+#include "harness/cli.h"
+#include "harness/host.h"
+#include "harness/show.h"
+#include "sampler/thread_ctl.h"
 
 /* Measures and prints the floors every run/bench/exec records (calibrate.h), so a
  * profiler author can see what a suspend window can cost on this machine before

@@ -27,12 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../agent/exec_shm.h"
-#include "../results/h5io.h"
-#include "cli.h"
-#include "exec_ext.h"
-#include "host.h"
-#include "plugin.h"
+#include "analysis/metrics.h"
+#include "core/exec_shm.h"
+#include "harness/cli.h"
+#include "harness/exec_ext.h"
+#include "harness/host.h"
+#include "results/h5io.h"
+#include "sampler/plugin.h"
 
 #define EXEC_MAX_SAMPLERS 16
 #define EXEC_POLL_NS 5000000ull       /* /proc truth and perf rings */

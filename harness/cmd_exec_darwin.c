@@ -3,7 +3,7 @@
  * perf_event_open; Darwin has none of the three (docs/darwin.md). */
 #include <stdio.h>
 
-#include "cli.h"
+#include "harness/cli.h"
 
 /* Prints why and returns 2 (usage: the command does not exist on this platform). */
 int cmd_exec(int argc, char **argv)

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/export.h"
-#include "../results/h5io.h"
-#include "cli.h"
+#include "analysis/export.h"
+#include "harness/cli.h"
+#include "results/h5io.h"
 
 static const char usage_text[] =
 	"usage: sampbench export --format FMT FILE.h5 [--run ID] [-o OUT]\n"

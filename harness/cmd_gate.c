@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/gate.h"
-#include "../results/h5io.h"
-#include "../sampler/sampler.h"
-#include "cli.h"
+#include "analysis/gate.h"
+#include "harness/cli.h"
+#include "results/h5io.h"
+#include "sampler/sampler.h"
 
 #define GATE_MAX_ALIASES 8
 

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../results/h5io.h"
-#include "cli.h"
+#include "analysis/metrics.h"
+#include "harness/cli.h"
+#include "results/h5io.h"
 
 #define HIST_MAX_METRICS 8
 #define HIST_MAX_CELLS 256

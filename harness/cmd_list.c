@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
-#include "cli.h"
+#include "harness/cli.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 static const char *clock_name(enum sb_clock c)
 {

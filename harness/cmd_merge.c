@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../results/h5io.h"
-#include "cli.h"
-#include "matrix.h"
+#include "harness/cli.h"
+#include "harness/matrix.h"
+#include "results/h5io.h"
 
 static const char merge_usage[] =
 	"usage: sampbench merge [--force] OUT.h5 IN.h5...\n"

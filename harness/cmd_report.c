@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../platform/platform.h"
-#include "cli.h"
+#include "harness/cli.h"
+#include "platform/platform.h"
 
 #define PYTHON "/usr/bin/python3"
 #define SCRIPT "analysis/report.py"

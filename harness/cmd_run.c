@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "plugin.h"
-#include "session.h"
+#include "harness/cli.h"
+#include "harness/session.h"
+#include "sampler/plugin.h"
 
 #define SB_MAX_HZ 20000.0
 #define SB_MAX_LIST 32

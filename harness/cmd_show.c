@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../results/h5io.h"
-#include "cli.h"
-#include "show.h"
+#include "harness/cli.h"
+#include "harness/show.h"
+#include "results/h5io.h"
 
 #define CELL_LEN 48
 #define ID_COLS 8 /* id sampler workload threads hz rep status samples */

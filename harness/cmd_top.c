@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/symbolize.h"
-#include "../results/h5io.h"
-#include "cli.h"
-#include "run.h"
+#include "analysis/symbolize.h"
+#include "core/run.h"
+#include "harness/cli.h"
+#include "results/h5io.h"
 
 #define TOP_DEFAULT_LIMIT 25
 #define TOP_USER_MAX 0x0000800000000000ull /* x86_64/aarch64 user addresses lie below */

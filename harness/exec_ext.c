@@ -10,7 +10,7 @@
  * ns. A thread's last value is the last read before it exited: with a poll every few ms
  * a thread loses at most one poll interval plus one tick (the field is updated at ticks
  * and context switches). */
-#include "exec_ext.h"
+#include "harness/exec_ext.h"
 
 #include <dirent.h>
 #include <elfutils/libdwfl.h>
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../analysis/symbolize_linux.h"
+#include "analysis/symbolize_linux.h"
 
 #define EXEC_PERF_MAX_CPUS 256
 #define EXEC_PERF_PAGES 256 /* data pages per CPU ring (power of two): 1 MiB */

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../analysis/symbolize.h"
-#include "../sampler/sample.h"
-#include "run.h"
+#include "analysis/symbolize.h"
+#include "core/run.h"
+#include "core/sample.h"
 
 /* ---- perf from outside ---- */
 

@@ -1,5 +1,5 @@
 /* host.c - host facts and the kernel tick rate. */
-#include "host.h"
+#include "harness/host.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../sampler/sample.h"
-#include "calibrate.h"
+#include "core/sample.h"
+#include "harness/calibrate.h"
 #include "version.h"
 
 

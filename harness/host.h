@@ -2,7 +2,7 @@
 #ifndef SB_HOST_H
 #define SB_HOST_H
 
-#include "run.h"
+#include "core/run.h"
 
 /* Fills h: hostname, kernel, nproc, compiler, version, git revision and the kernel tick
  * rate (CONFIG_HZ from /boot/config-<release> or /proc/config.gz, else measured with a

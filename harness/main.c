@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "harness/cli.h"
 #include "version.h"
 
 static const struct sb_cmd commands[] = {

@@ -1,7 +1,7 @@
 /* matrix.c - parses ci/matrix and expands a profile into run specs. */
-#include "cli.h"
-#include "matrix.h"
-#include "plugin.h"
+#include "harness/cli.h"
+#include "harness/matrix.h"
+#include "sampler/plugin.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "runner.h"
+#include "harness/runner.h"
 
 #define MX_MAX_LIST 32
 #define MX_MAX_BLOCKS 64

@@ -1,7 +1,7 @@
 /* runner.c - fork, watchdog, collect. The child runs sampler + workload and writes into a
  * MAP_SHARED area created before fork, so the parent keeps whatever the child managed to
  * write even when it crashes or hangs. */
-#include "runner.h"
+#include "harness/runner.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sampler/threads.h"
+#include "analysis/metrics.h"
+#include "analysis/symbolize.h"
+#include "sampler/threads.h"
 
 volatile int runner_interrupted;
 

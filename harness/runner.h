@@ -4,9 +4,9 @@
 
 #include <stdbool.h>
 
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
-#include "run.h"
+#include "core/run.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 struct run_spec {
 	const struct sampler *sampler;

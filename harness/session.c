@@ -1,5 +1,5 @@
 /* session.c - runs a list of specs into one HDF5 file. */
-#include "session.h"
+#include "harness/session.h"
 
 #include <math.h>
 #include <signal.h>
@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../results/h5io.h"
-#include "../sampler/sampler.h"
-#include "calibrate.h"
-#include "cli.h"
-#include "host.h"
+#include "analysis/metrics.h"
+#include "harness/calibrate.h"
+#include "harness/cli.h"
+#include "harness/host.h"
+#include "results/h5io.h"
+#include "sampler/sampler.h"
 
 static void on_sigint(int sig)
 {

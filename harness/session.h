@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "runner.h"
+#include "harness/runner.h"
 
 struct session_opts {
 	const char *out_path;

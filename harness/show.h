@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "run.h"
+#include "core/run.h"
 
 /* Prints the host facts as one line. */
 void show_host(FILE *out, const struct sb_host *h);

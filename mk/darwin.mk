@@ -3,6 +3,10 @@
 # libraries (Homebrew's hdf5, cmocka, gperftools; `make deps` prints or runs the brew
 # line). Included by the Makefile after its Linux lists, before any rule. docs/darwin.md.
 
+# Files are picked by suffix: *_darwin.c is Darwin-only, *_linux.c Linux-only. "mach" in a
+# name is the portable suspend sampler (sampler/mach.c, mach_idle.c: both systems), not a
+# platform; the Darwin-only Mach samplers say so with their suffix (mach_task_darwin.c).
+
 # Linux-only sources: the mechanisms macOS lacks (timer_create, perf_event_open, ptrace,
 # /proc and LD_PRELOAD for `exec`, which cmd_exec_darwin.c refuses with one line).
 DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sampler/ptrace.c \
@@ -12,14 +16,14 @@ DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sa
 # and Debian's H5pubconf.h is generated for glibc (it includes <features.h>) while the
 # cross SDK has no HDF5 of its own.
 DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
-# The sampler core: every sampler of the Darwin table, the registry, Mach thread control,
-# the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
-DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard sampler/*.c)) platform/darwin.c
+# The sampler core: core/ (the sink, the run record), every sampler of the Darwin table,
+# the registry, Mach thread control, the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
+DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard core/*.c sampler/*.c)) platform/darwin.c
 DARWIN_SRCS     := $(DARWIN_CORE_SRCS) \
                    $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_SKIP) harness/main.c, \
                      $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))
 # Tests of Linux mechanisms (perf, ptrace, exec and its agent and plugins, the signal
-# rendezvous, tgkill-driven workload checks). tests/darwin/test_core.c covers Mach.
+# rendezvous under the mach sampler in test_mach.c, tgkill-driven workload checks). tests/darwin/test_core.c covers Mach.
 DARWIN_LINUX_TESTS := tests/test_perf.c tests/test_ptrace.c tests/test_exec.c \
                       tests/test_plugin.c tests/test_mach.c tests/test_workloads.c
 

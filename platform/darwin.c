@@ -2,7 +2,7 @@
  *
  * Compiled and linked here only by `make darwin-check` (zig cc, macOS SDK headers); it
  * runs only on a Mac (the macos-14 job of .github/workflows/ci.yml). docs/darwin.md. */
-#include "platform.h"
+#include "platform/platform.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* linux.c - the platform layer on Linux (platform.h). */
-#include "platform.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>

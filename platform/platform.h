@@ -101,9 +101,9 @@ static inline uintptr_t plat_strip_code_ptr(uintptr_t p)
 /* Inlined per-platform parts: blocking calls that keep the caller the leaf frame
  * (plat_leaf_sleep_until, plat_leaf_read), plat_wait_word, plat_barrier_t. */
 #if defined(__APPLE__)
-#include "darwin/inline.h"
+#include "platform/darwin/inline.h"
 #else
-#include "linux/inline.h"
+#include "platform/linux/inline.h"
 #endif
 
 #endif

@@ -11,7 +11,7 @@
  * our limits before anything is allocated, every string is terminated, every index
  * (frame offsets, thread slots) is range-checked. Schema 1 files (variable-length string
  * attributes, no checksums) are still read. */
-#include "h5io.h"
+#include "results/h5io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sampler/sampler.h"
+#include "sampler/sampler.h"
 
 #define DEFLATE_LEVEL 5
 #define CHUNK_BYTES (256 * 1024) /* target chunk size of run datasets */

@@ -16,7 +16,7 @@
 #ifndef SB_H5IO_H
 #define SB_H5IO_H
 
-#include "../harness/run.h"
+#include "core/run.h"
 
 /* Written: 2. Read: 1 (host fingerprint, facts, calibration and run variants empty) and 2. */
 #define SB_SCHEMA_VERSION 2

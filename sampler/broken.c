@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 #define BROKEN_ALLOC_MIN 2048 /* above tcache's 1032-byte limit: always takes the lock */
 /* Large blocks reach the locks of allocators with thread caches too (ASan's: its secondary

@@ -1,5 +1,5 @@
 /* cpuprofile.c - gperftools' legacy CPU profile format (see cpuprofile.h for the rules). */
-#include "cpuprofile.h"
+#include "sampler/cpuprofile.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "sampler.h"
-#include "sigsample.h"
-#include "threads.h"
+#include "sampler/sampler.h"
+#include "sampler/sigsample.h"
+#include "sampler/threads.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid

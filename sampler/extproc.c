@@ -1,5 +1,5 @@
 /* extproc.c - the process of an out-of-process sampler (extproc.h). */
-#include "extproc.h"
+#include "sampler/extproc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../platform/platform.h"
-#include "sample.h"
+#include "core/sample.h"
+#include "platform/platform.h"
 
 int extproc_start(struct extproc *p, extproc_main_fn main, void *arg, int timeout_ms)
 {

@@ -1,8 +1,8 @@
 /* fault_drop.c - `fault-drop`: the healthy ctimer sampler, but 30% of its samples are lost
  * at random (a ring buffer that overwrites, a handler that bails out under contention).
  * The gate must fail it on rate_accuracy. */
-#include "fault_sink.h"
-#include "sampler.h"
+#include "sampler/fault_sink.h"
+#include "sampler/sampler.h"
 
 #define FAULT_DROP_FRACTION 0.30
 

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 extern const struct sampler sampler_itimer;
 

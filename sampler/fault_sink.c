@@ -1,5 +1,5 @@
 /* fault_sink.c - post-stop edits of a sink for the fault samplers. */
-#include "fault_sink.h"
+#include "sampler/fault_sink.h"
 
 #include <math.h>
 #include <stdatomic.h>

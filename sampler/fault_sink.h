@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sample.h"
+#include "core/sample.h"
 
 /* Deterministic pseudo-random value from (seed, a, b). */
 uint64_t fault_hash(uint64_t seed, uint64_t a, uint64_t b);

@@ -12,9 +12,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "fault_sink.h"
-#include "sampler.h"
-#include "thread_ctl.h"
+#include "sampler/fault_sink.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
 
 #define FAULT_SLOW_HOLD_NS 2000000ull
 

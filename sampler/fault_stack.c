@@ -3,8 +3,8 @@
  * stack, a per-CPU buffer reused across threads). The gate must fail it on stack
  * correctness: stack_correct_fraction, and misattributed_fraction when the corrupted frame
  * is the leaf. */
-#include "fault_sink.h"
-#include "sampler.h"
+#include "sampler/fault_sink.h"
+#include "sampler/sampler.h"
 
 #define FAULT_STACK_ONE_IN 5
 

@@ -1,9 +1,9 @@
 /* fpwalk.c - validated frame-pointer walking, shared by every sampler that walks. */
-#include "fpwalk.h"
+#include "sampler/fpwalk.h"
 
 #include <stddef.h>
 
-#include "../platform/platform.h"
+#include "platform/platform.h"
 
 int fp_validate(uintptr_t fp, const struct sb_stack_bounds *b)
 {

@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cpuprofile.h"
-#include "sampler.h"
-#include "threads.h"
+#include "sampler/cpuprofile.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 #define GP_LIB "libprofiler.so.0"
 #define GP_MAX_HZ 4000        /* libprofiler clamps CPUPROFILE_FREQUENCY to this */

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "sampler.h"
-#include "sigsample.h"
+#include "sampler/sampler.h"
+#include "sampler/sigsample.h"
 
 static struct sb_sink *itimer_sink;
 static uint32_t itimer_max_depth;

@@ -3,6 +3,11 @@
  * Darwin sampler). Wall clock: every registered thread is sampled every tick, running or
  * not; weight_ns says how much CPU the thread used since its previous sample.
  *
+ * Portable: "mach" names the mechanism (Mach thread suspend), not the system. The same
+ * code runs on Darwin over thread_ctl_darwin.c (thread_suspend) and on Linux over
+ * thread_ctl_linux.c, which emulates the suspend with a signal rendezvous. Darwin-only
+ * files end in _darwin.c, whatever their name says (mach_task_darwin.c: `mach-task`).
+ *
  * One tick, in two passes. Pass 1, nothing stopped yet: snapshot the registry, read each
  * thread's CPU clock, and take the threads that need no stop: idle skip (did not run:
  * its previous stack again) and peeks (blocked in a system call: its stack read from
@@ -21,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "registry.h"
-#include "sampler.h"
-#include "thread_ctl.h"
-#include "threads.h"
+#include "sampler/registry.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
+#include "sampler/threads.h"
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
 #define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */

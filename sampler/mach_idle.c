@@ -2,7 +2,7 @@
  * that used no CPU since its previous sample is not stopped; its previous stack is
  * recorded again). A sampler of its own, not a flag, so every file, gate cell and report
  * row tells the two policies apart by name (docs/mach.md, "Idle skip"). */
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 extern const struct sampler sampler_mach;
 

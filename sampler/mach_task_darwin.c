@@ -43,11 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extproc.h"
-#include "fpwalk.h"
-#include "sampler.h"
-#include "thread_state_darwin.h"
-#include "threads.h"
+#include "sampler/extproc.h"
+#include "sampler/fpwalk.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_state_darwin.h"
+#include "sampler/threads.h"
 
 #define MT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define MT_START_TIMEOUT_MS 5000

@@ -1,5 +1,5 @@
 /* none.c - runs the workload with nothing attached: the reference for `overhead`. */
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 static int none_start(const struct sb_config *cfg, struct sb_sink *sink)
 {

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler.h"
-#include "threads.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 #define PERF_MAX_EVENTS 4096     /* thread events per run; churn beyond is counted */
 #define PERF_RING_PAGES 128      /* data pages per thread (power of two): 512 KiB */

@@ -45,10 +45,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extproc.h"
-#include "fpwalk.h"
-#include "sampler.h"
-#include "threads.h"
+#include "sampler/extproc.h"
+#include "sampler/fpwalk.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 #define PT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define PT_MAX_TRACED 4096          /* threads traced at once */

@@ -4,14 +4,14 @@
  * (registry_compact). The generation is bumped on every claim before any field is
  * written, so a snapshot that raced with a reuse sees the generation move and drops the
  * copy. All fields are atomics (relaxed) so the seqlock-style copy is race-free. */
-#include "registry.h"
+#include "sampler/registry.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sample.h"
-#include "threads.h"
+#include "core/sample.h"
+#include "sampler/threads.h"
 
 enum { E_FREE = 0, E_CLAIMED, E_LIVE, E_DEAD };
 

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fpwalk.h"
-#include "thread_ctl.h"
+#include "sampler/fpwalk.h"
+#include "sampler/thread_ctl.h"
 
 #define REG_CAP 512 /* threads alive at once (dead entries are recycled) */
 

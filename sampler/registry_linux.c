@@ -2,7 +2,7 @@
  *
  * Defined in the executable, this pthread_create is what every caller (libraries too)
  * binds to; the real one (or a sanitizer's interceptor) is the next definition. */
-#include "registry.h"
+#include "sampler/registry.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sample.h"
+#include "core/sample.h"
 
 #define SB_MAX_THREADS 64 /* workload thread slots */
 

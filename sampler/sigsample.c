@@ -1,11 +1,11 @@
 /* sigsample.c - shared signal-handler sampling. */
-#include "sigsample.h"
+#include "sampler/sigsample.h"
 
 #include <errno.h>
 
-#include "fpwalk.h"
-#include "sampler.h"
-#include "threads.h"
+#include "sampler/fpwalk.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 void sigsample_record(struct sb_sink *sink, const void *ucp, uint64_t t0, double weight_ns,
 		      double stop_latency_ns, uint32_t max_depth, struct sigsample_counters *c)

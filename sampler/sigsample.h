@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 struct sigsample_counters {
 	_Atomic uint64_t signals;     /* handler entries */

@@ -3,7 +3,7 @@
  * one line there. */
 #include <string.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 const struct sampler *sb_active_sampler;
 

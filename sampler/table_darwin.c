@@ -3,7 +3,7 @@
  * portable faults. No ctimer (no timer_create), perf or ptrace: those are Linux's. */
 #include <stddef.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;

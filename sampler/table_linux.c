@@ -2,7 +2,7 @@
  * line here (and in table_darwin.c when it runs on Darwin too). */
 #include <stddef.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;

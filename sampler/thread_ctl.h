@@ -1,7 +1,7 @@
 /* thread_ctl.h - stop one thread, read its registers, let it go.
  *
  * Three primitives (suspend, get state, resume) with two backends:
- *   thread_ctl_mach.c   Darwin: thread_suspend / thread_get_state / thread_resume.
+ *   thread_ctl_darwin.c Darwin: thread_suspend / thread_get_state / thread_resume.
  *   thread_ctl_linux.c  Linux: a signal rendezvous. The sampler sends SIGRTMIN+k with
  *                       tgkill; the handler saves the interrupted registers, acknowledges
  *                       and parks on a futex until released (Firefox, Boehm GC, HotSpot).
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fpwalk.h"
+#include "sampler/fpwalk.h"
 
 #define TC_TIMEOUT_NS 2000000ull /* give up on a thread that has not parked after 2 ms */
 

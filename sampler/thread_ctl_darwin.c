@@ -10,15 +10,15 @@
  * and no thread waits, suspended, for another one's walk. There is no rendezvous: the
  * doorbell and the request deadline are unused, and a suspended thread does not run, so
  * idle skip compares CPU times exactly. */
-#include "thread_ctl.h"
+#include "sampler/thread_ctl.h"
 
 #include <mach/mach.h>
 #include <pthread.h>
 #include <pthread/introspection.h>
 
-#include "registry.h"
-#include "sample.h"
-#include "thread_state_darwin.h"
+#include "core/sample.h"
+#include "sampler/registry.h"
+#include "sampler/thread_state_darwin.h"
 
 static pthread_introspection_hook_t prev_hook;
 

@@ -13,7 +13,7 @@
  * sampler gave up finds no REQUESTED phase and returns at once: nothing parks forever. */
 #ifndef __APPLE__
 
-#include "thread_ctl.h"
+#include "sampler/thread_ctl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +29,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "sample.h"
-#include "threads.h"
+#include "core/sample.h"
+#include "sampler/threads.h"
 
 #define TC_SIG_OFFSET 5 /* SIGRTMIN+5: clear of glibc's and the other samplers' signals */
 

@@ -1,8 +1,8 @@
 /* thread_state_darwin.c - the registers of a suspended Mach thread (thread_state_darwin.h).
  * Compiled and linked by `make darwin-check`; run only on a Mac. */
-#include "thread_state_darwin.h"
+#include "sampler/thread_state_darwin.h"
 
-#include "../platform/platform.h"
+#include "platform/platform.h"
 
 int darwin_thread_regs(thread_act_t th, struct sb_regs *regs)
 {

@@ -5,7 +5,7 @@
 
 #include <mach/mach.h>
 
-#include "fpwalk.h"
+#include "sampler/fpwalk.h"
 
 /* Reads pc, sp, fp and lr (0 on x86_64) of thread th, which the caller has suspended.
  * arm64: pointer-authentication bits are stripped from pc and lr. Returns 0, or -1 when

@@ -1,9 +1,9 @@
 /* threads.c - the tid -> slot table and per-thread stack bounds. */
-#include "threads.h"
+#include "sampler/threads.h"
 
 #include <stdatomic.h>
 
-#include "sampler.h"
+#include "sampler/sampler.h"
 
 __thread int sb_self_index SB_TLS = -1;
 __thread struct sb_stack_bounds sb_self_bounds SB_TLS;

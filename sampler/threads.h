@@ -8,8 +8,8 @@
 
 #include <sys/types.h>
 
-#include "../platform/platform.h"
-#include "fpwalk.h"
+#include "platform/platform.h"
+#include "sampler/fpwalk.h"
 
 #define SB_TLS __attribute__((tls_model("initial-exec")))
 

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "support/sbrun.h"
+#include "tests/support/sbrun.h"
 
-#include "../results/h5io.h"
+#include "results/h5io.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbdrv.XXXXXX";

@@ -11,12 +11,12 @@
 
 #include <cmocka.h>
 
-#include "../analysis/metrics.h"
-#include "../harness/calibrate.h"
-#include "../harness/host.h"
-#include "../harness/run.h"
-#include "../sampler/sampler.h"
-#include "../sampler/thread_ctl.h"
+#include "analysis/metrics.h"
+#include "core/run.h"
+#include "harness/calibrate.h"
+#include "harness/host.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
 
 static const char *const mechanisms[] = {
 	"syscall",	 "thread_cpu_clock",  "futex_cross", "futex_same",	 "signal_cross",

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "support/sbrun.h"
+#include "tests/support/sbrun.h"
 
 static char bin[512];
 static char tmpdir[] = "/tmp/sbcli.XXXXXX";

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sampler/cpuprofile.h"
+#include "sampler/cpuprofile.h"
 
 #define MAXW 8192
 

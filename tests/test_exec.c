@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "support/sbrun.h"
+#include "tests/support/sbrun.h"
 
-#include "../harness/run.h"
-#include "../results/h5io.h"
+#include "core/run.h"
+#include "results/h5io.h"
 
 #define BIG_THREAD_NS 100000000ull /* threads with >= 100 ms of CPU must have samples */
 

@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../analysis/export.h"
-#include "../results/h5io.h"
-#include "../sampler/cpuprofile.h"
+#include "analysis/export.h"
+#include "results/h5io.h"
+#include "sampler/cpuprofile.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbexport.XXXXXX";

@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "../sampler/fpwalk.h"
-#include "../sampler/threads.h"
+#include "sampler/fpwalk.h"
+#include "sampler/threads.h"
 
 /* A fake stack: frame records of (saved fp, return address) at chosen slots. */
 static uintptr_t stk[64] __attribute__((aligned(16)));

@@ -17,11 +17,11 @@
 
 #include <cmocka.h>
 
-#include "support/sbrun.h"
+#include "tests/support/sbrun.h"
 
-#include "../analysis/gate.h"
-#include "../analysis/mwu.h"
-#include "../sampler/sampler.h"
+#include "analysis/gate.h"
+#include "analysis/mwu.h"
+#include "sampler/sampler.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -428,7 +428,7 @@ static void eval_cfg(const struct gate_config *c, struct gate_result *res)
 	assert_int_equal(gate_eval(c, NULL, &cs, res), 0);
 }
 
-/* Sets a run's class stats as harness/plugin.c does for a plugin. */
+/* Sets a run's class stats as sampler/plugin.c does for a plugin. */
 static void set_class(struct sb_run *r, unsigned caps, int abi)
 {
 	static struct sb_stat_row rows[MAXRUNS][2];

@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../harness/run.h"
-#include "../results/h5io.h"
-#include "../sampler/sampler.h"
+#include "core/run.h"
+#include "results/h5io.h"
+#include "sampler/sampler.h"
 
 static const char *const names[] = { "gperftools", "gperftools-pt" };
 

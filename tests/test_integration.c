@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "support/live_run.h"
+#include "tests/support/live_run.h"
 
-#include "../harness/runner.h"
+#include "harness/runner.h"
 
 
 static void run_skewed(const char *sampler, struct sb_run *r)

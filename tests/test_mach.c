@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sampler/registry.h"
-#include "../sampler/sampler.h"
-#include "../sampler/thread_ctl.h"
-#include "../sampler/threads.h"
-#include "../workloads/workload.h"
+#include "sampler/registry.h"
+#include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
+#include "sampler/threads.h"
+#include "workloads/workload.h"
 
 extern const struct sampler sampler_mach;
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../harness/matrix.h"
+#include "harness/matrix.h"
 
 static struct mx_matrix m;
 static char err[512];

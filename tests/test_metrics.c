@@ -8,10 +8,10 @@
 
 #include <cmocka.h>
 
-#include "../analysis/metrics.h"
-#include "../harness/run.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "analysis/metrics.h"
+#include "core/run.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 static void test_quantile_type7(void **state)
 {

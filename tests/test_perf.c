@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../harness/run.h"
-#include "../harness/runner.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "core/run.h"
+#include "harness/runner.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 static void skip_unless_available(void)
 {

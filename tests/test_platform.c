@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../platform/platform.h"
-#include "../sampler/sample.h"
-#include "../sampler/threads.h"
-#include "../workloads/workload.h"
+#include "core/sample.h"
+#include "platform/platform.h"
+#include "sampler/threads.h"
+#include "workloads/workload.h"
 
 static void *report_tid(void *arg)
 {

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "../harness/plugin.h"
-#include "../harness/runner.h"
-#include "../sampler/sampbench_sampler.h"
+#include "harness/runner.h"
+#include "sampler/plugin.h"
+#include "sampler/sampbench_sampler.h"
 
 static char build[256], example[512], bad_abi[512], no_symbol[512], v1[512], bin[512];
 

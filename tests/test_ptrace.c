@@ -19,10 +19,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../harness/run.h"
-#include "../harness/runner.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "core/run.h"
+#include "harness/runner.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 pid_t sb_ptrace_tracer_pid(void); /* sampler/ptrace.c, for tests */
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../sampler/registry.h"
-#include "../sampler/threads.h"
+#include "sampler/registry.h"
+#include "sampler/threads.h"
 
 #define CHURN_THREADS 8
 #define CHURN_CYCLES 10000

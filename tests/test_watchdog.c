@@ -14,10 +14,10 @@
 
 #include <string.h>
 
-#include "../harness/run.h"
-#include "../harness/runner.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "core/run.h"
+#include "harness/runner.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 #define ATTEMPTS 3
 #define WATCHDOG_S 2.5

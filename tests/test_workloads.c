@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "support/live_run.h"
+#include "tests/support/live_run.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -25,10 +25,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../harness/run.h"
-#include "../harness/runner.h"
-#include "../sampler/sampler.h"
-#include "../workloads/workload.h"
+#include "core/run.h"
+#include "harness/runner.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 #define SLACK_NS 5000000ull /* clock reads around fn are not atomic with the CPU clock */
 

@@ -1,6 +1,6 @@
 /* balanced.c - N threads spinning on equal work until the deadline. Truth: equal CPU shares
  * when threads <= cores; the scheduler's split otherwise (measured, not assumed). */
-#include "workload.h"
+#include "workloads/workload.h"
 
 static void balanced_thread(struct wl_ctx *ctx, int index)
 {

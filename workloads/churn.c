@@ -11,8 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../platform/platform.h"
-#include "workload.h"
+#include "platform/platform.h"
+#include "workloads/workload.h"
 
 #define WL_CHURN_DEFAULT 2000
 #define CHURN_MIN_MS 1

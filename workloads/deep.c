@@ -11,8 +11,8 @@
  * has depth + 7 frames with pthread's own (wl_unit is invisible to frame-pointer walks:
  * the slot leaf has no frame record). Above SB_MAX_FRAMES (256) every sample from the
  * bottom must be flagged truncated. */
-#include "../platform/platform.h"
-#include "workload.h"
+#include "platform/platform.h"
+#include "workloads/workload.h"
 
 #define DEEP_DEFAULT 200
 #define DEEP_MIN 2

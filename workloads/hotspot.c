@@ -7,8 +7,8 @@
  * thousands of iterations. Truth: func_share in the workload (0.6, 0.3, 0.1) and per slot
  * func_ops[k], the iterations each function did. Each result is checked against the
  * reference, so a sampler corrupting registers shows in checksum_errors. */
-#include "../platform/platform.h"
-#include "workload.h"
+#include "platform/platform.h"
+#include "workloads/workload.h"
 
 #define HOT_ITERS 2000
 

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sampler/threads.h"
-#include "workload.h"
+#include "sampler/threads.h"
+#include "workloads/workload.h"
 
 #define MIXED_SPIN_NS 2000000ull
 #define MIXED_SLEEP_NS 1000000ull

@@ -3,8 +3,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../platform/platform.h"
-#include "workload.h"
+#include "platform/platform.h"
+#include "workloads/workload.h"
 
 #define SKEWED_UNITS_PER_STEP 4
 

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../sampler/threads.h"
-#include "workload.h"
+#include "sampler/threads.h"
+#include "workloads/workload.h"
 
 #define SLOT_ATTR __attribute__((PLAT_DISTINCT_FN, used, PLAT_CODE_SECTION("sb_slots")))
 

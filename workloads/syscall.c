@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../platform/platform.h"
-#include "workload.h"
+#include "platform/platform.h"
+#include "workloads/workload.h"
 
 #define SYS_WAIT_NS 20000
 #define SYS_IO_BYTES 256

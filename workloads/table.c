@@ -1,7 +1,7 @@
 /* table.c - the workloads. A new workload is one file plus one line here. */
 #include <string.h>
 
-#include "workload.h"
+#include "workloads/workload.h"
 
 extern const struct workload workload_balanced;
 extern const struct workload workload_skewed;

@@ -1,11 +1,11 @@
 /* workload.c - the framework: spawn, announce, measure truth, join. */
-#include "workload.h"
+#include "workloads/workload.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../sampler/threads.h"
+#include "sampler/threads.h"
 
 struct wl_thread_arg {
 	struct wl_ctx *ctx;

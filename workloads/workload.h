@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../sampler/sampler.h"
+#include "sampler/sampler.h"
 
 #define WL_MAX_CHAIN 8   /* expected call chain entries (issue: stack correctness) */
 #define WL_MAX_FUNCS 4   /* functions with a known CPU split (hotspot) */

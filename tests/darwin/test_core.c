@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../sampler/sample.h"
-#include "../../sampler/sampler.h"
-#include "../../sampler/threads.h"
+#include "core/sample.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 #define NTHREADS 2
 #define RUN_NS 300000000ull /* 0.3 s at 200 Hz: ~60 samples per thread */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sampler/cpuprofile.h"
+#include "sampler/cpuprofile.h"
 
 struct tally {
 	uint64_t records, total;

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../results/h5io.h"
-#include "../../sampler/sampler.h"
+#include "results/h5io.h"
+#include "sampler/sampler.h"
 
 /* analysis/metrics.c (linked for the metric table) refers to these; the reader never calls
  * them, so each one aborts: a call would be a finding. */

@@ -34,7 +34,7 @@ for t in $targets; do
 		;;
 	h5)
 		# the reader, the run record and the metric table; nothing else is reached
-		srcs="tests/fuzz/fuzz_h5.c results/h5io.c harness/run.c analysis/metrics.c"
+		srcs="tests/fuzz/fuzz_h5.c results/h5io.c core/run.c core/metrics.c"
 		libs="$HDF5_LIBS -lm"
 		extra=
 		corpus=tests/fuzz/corpus_h5
@@ -48,7 +48,7 @@ for t in $targets; do
 	log=$build/fuzz_$t.log
 	# shellcheck disable=SC2086 # word splitting of the lists is wanted
 	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $HDF5_CFLAGS -o "$bin" \
+		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $HDF5_CFLAGS -o "$bin" \
 		$srcs $libs >"$log" 2>&1; then
 		echo "fuzz: $t: build failed (see $log)"
 		cat "$log" >&2

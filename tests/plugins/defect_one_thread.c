@@ -5,7 +5,7 @@
 #define DEFECT_CAPS SAMPBENCH_CAP_PROCESS_WIDE | SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | \
 		     SAMPBENCH_CAP_STACKS | SAMPBENCH_CAP_SUSPEND_WINDOW | SAMPBENCH_CAP_TICK_DRIVEN
 #define DEFECT_ONE_PROCESS_TIMER
-#include "defect_base.h"
+#include "tests/plugins/defect_base.h"
 
 static int defect_edit(struct sampbench_sample *s, uint64_t *pcs, uint64_t seq)
 {

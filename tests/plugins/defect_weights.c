@@ -4,7 +4,7 @@
 #define DEFECT_DESC "DEFECT: weights every sample with half its period (a unit slip that halves a profile)"
 #define DEFECT_CAPS SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS | \
 		     SAMPBENCH_CAP_SUSPEND_WINDOW | SAMPBENCH_CAP_TICK_DRIVEN
-#include "defect_base.h"
+#include "tests/plugins/defect_base.h"
 
 static int defect_edit(struct sampbench_sample *s, uint64_t *pcs, uint64_t seq)
 {

@@ -1,5 +1,5 @@
 /* live_run.c - the run a test holds (live_run.h). */
-#include "live_run.h"
+#include "tests/support/live_run.h"
 
 #include <stddef.h>
 

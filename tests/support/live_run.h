@@ -3,7 +3,7 @@
 #ifndef SB_TEST_LIVE_RUN_H
 #define SB_TEST_LIVE_RUN_H
 
-#include "../../harness/run.h"
+#include "core/run.h"
 
 /* Set it to the run the test fills; free_live_run() frees it (run_free) and clears it. */
 extern struct sb_run *live_run;

@@ -1,5 +1,5 @@
 /* sbrun.c - running the sampbench binary from tests (sbrun.h). */
-#include "sbrun.h"
+#include "tests/support/sbrun.h"
 
 #include <errno.h>
 #include <fcntl.h>

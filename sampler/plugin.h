@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../sampler/sampler.h"
+#include "sampler/sampler.h"
 
 #define SB_MAX_PLUGINS 16/* distinct plugin files per process */
 

@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../sampler/sample.h"
+#include "core/sample.h"
 
 #define SB_EXEC_MAGIC 0x3130434558454253ull /* "SBEXEC01" */
 #define SB_EXEC_VERSION 1

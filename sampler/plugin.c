@@ -7,7 +7,7 @@
  * the plugin's sample to struct sb_sample and calls sink_push(), both async-signal-safe.
  * This file is also linked into the LD_PRELOAD agent, so it writes errors to stderr itself
  * instead of using the CLI helpers. */
-#include "plugin.h"
+#include "sampler/plugin.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/fpwalk.h"
-#include "../sampler/sampler.h"
-#include "../sampler/sampbench_sampler.h"
-#include "../sampler/threads.h"
+#include "sampler/fpwalk.h"
+#include "sampler/sampbench_sampler.h"
+#include "sampler/sampler.h"
+#include "sampler/threads.h"
 
 struct plugin_slot {
 	char path[PATH_MAX];

@@ -1,5 +1,5 @@
 /* run.c - helpers for struct sb_run. */
-#include "run.h"
+#include "core/run.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* sink.c - the preallocated, lock-free sample store. */
-#include "sample.h"
+#include "core/sample.h"
 
 #include <math.h>
 #include <string.h>

@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../analysis/metrics.h"
-#include "../analysis/symbolize.h"
-#include "../sampler/sample.h"
+#include "core/metrics.h"
+#include "core/sample.h"
+#include "core/symbol.h"
 
 #define SB_NAME_LEN 48
 #define SB_REASON_LEN 192

@@ -1,0 +1,18 @@
+/* metrics.c - the table of metrics (name, unit, description, place in struct sb_metrics)
+ * generated from SB_METRICS. */
+#include "core/metrics.h"
+
+#include <math.h>
+
+const struct sb_metric_info sb_metric_infos[] = {
+#define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },
+	SB_METRICS(X)
+#undef X
+};
+const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
+
+void metrics_clear(struct sb_metrics *m)
+{
+	for (size_t i = 0; i < sb_metric_count; i++)
+		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
+}

@@ -1,0 +1,63 @@
+/* metrics.h - the list of numbers sampbench computes for every run, and the struct that
+ * holds one run's values (embedded in struct sb_run). Computing them is analysis/metrics.c.
+ *
+ * SB_METRICS is the one list: struct fields, HDF5 columns, `show` and docs come from it.
+ * Add a metric with one line here and its computation in analysis/metrics.c. NaN means
+ * "the mechanism does not allow this metric" (see docs/metrics.md). */
+#ifndef SB_CORE_METRICS_H
+#define SB_CORE_METRICS_H
+
+#include <stddef.h>
+
+/* X(name, unit, description) */
+#define SB_METRICS(X)                                                                      \
+	X(nsamples, "count", "samples recorded")                                          \
+	X(expected_samples, "count", "true CPU s x Hz (CPU view) or alive s x Hz (wall view)") \
+	X(rate_accuracy, "ratio", "samples / expected_samples")                           \
+	X(magnitude_error, "ratio", "|sum weights - sum true CPU| / max of the two")       \
+	X(thread_tvd, "ratio", "1/2 sum |sample share - true CPU share| over threads")     \
+	X(misattributed_fraction, "ratio", "samples whose leaf slot is another thread's") \
+	X(wall_rate_accuracy, "ratio", "wall view: samples / (alive s x Hz)")              \
+	X(wall_thread_tvd, "ratio", "wall view: thread_tvd of samples against alive time") \
+	X(stop_latency_p50_ns, "ns", "stop latency median")                               \
+	X(stop_latency_p99_ns, "ns", "stop latency 99th percentile")                      \
+	X(stop_latency_max_ns, "ns", "stop latency maximum")                              \
+	X(suspend_window_p50_ns, "ns", "suspend window median")                           \
+	X(suspend_window_p99_ns, "ns", "suspend window 99th percentile")                  \
+	X(suspend_window_max_ns, "ns", "suspend window maximum")                          \
+	X(interval_jitter_ns, "ns", "stddev of per-thread inter-sample intervals")        \
+	X(interval_mean_ns, "ns", "mean per-thread inter-sample interval")                \
+	X(truncated_fraction, "ratio", "samples flagged truncated")                       \
+	X(stack_correct_fraction, "ratio", "samples whose stack holds the expected chain") \
+	X(function_tvd, "ratio", "1/2 sum |sample share - true share| over functions")   \
+	X(offcpu_sample_fraction, "ratio", "samples whose leaf is a sleep/block function") \
+	X(offcpu_true_fraction, "ratio", "true off-CPU time / alive time (mixed)")         \
+	X(eintr_per_1k_samples, "ratio", "EINTRs the workload saw per 1000 samples")      \
+	X(short_io_per_1k_samples, "ratio", "short reads/writes per 1000 samples")        \
+	X(overhead, "ratio", "ops/s under the sampler / ops/s under `none`")              \
+	X(sampler_cpu_fraction, "ratio", "sampler's own CPU time / run wall time")       \
+	X(sampler_cpu_per_tick_ns, "ns", "sampler's own CPU time / ticks it ran")          \
+	X(stop_latency_p99_floor_ratio, "ratio", "stop_latency_p99_ns / host floor p99 (calibration)") \
+	X(suspend_window_p50_floor_ratio, "ratio", "suspend_window_p50_ns / host floor p50 (calibration)") \
+	X(suspend_window_p99_floor_ratio, "ratio", "suspend_window_p99_ns / host floor p99 (calibration)") \
+	X(sampler_cpu_per_tick_floor_ratio, "ratio", "sampler_cpu_per_tick_ns / host floor (calibration)") \
+	X(checksum_errors, "count", "work units with a wrong result (corruption)")
+
+struct sb_metrics {
+#define X(n, u, d) double n;
+	SB_METRICS(X)
+#undef X
+};
+
+struct sb_metric_info {
+	const char *name, *unit, *description;
+	size_t offset; /* offsetof(struct sb_metrics, name) */
+};
+
+extern const struct sb_metric_info sb_metric_infos[];
+extern const size_t sb_metric_count;
+
+/* Sets every metric of m to NaN ("not computed"). */
+void metrics_clear(struct sb_metrics *m);
+
+#endif
