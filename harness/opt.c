@@ -37,7 +37,10 @@ static int store(const struct opt *o, const char *arg)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "--%s", o->long_name);
+	if (o->long_name)
+		snprintf(name, sizeof(name), "--%s", o->long_name);
+	else
+		snprintf(name, sizeof(name), "-%c", o->short_name);
 	switch (o->kind) {
 	case OPT_KIND_FLAG:
 		*(int *)o->value = 1;
@@ -72,7 +75,7 @@ int opt_parse(const char *cmd, const struct opt *opts, int argc, char **argv, un
 {
 	struct option longopts[OPT_MAX + 1];
 	char optstring[3 + 2 * OPT_MAX + 1], *p = optstring;
-	size_t n = count(opts);
+	size_t n = count(opts), nlong = 0;
 	int c;
 
 	if (n > OPT_MAX) {
@@ -85,9 +88,12 @@ int opt_parse(const char *cmd, const struct opt *opts, int argc, char **argv, un
 		*p++ = '+';
 	*p++ = ':';
 	for (size_t i = 0; i < n; i++) {
-		longopts[i] = (struct option){ opts[i].long_name,
-					       takes_value(&opts[i]) ? required_argument : no_argument, NULL,
-					       getopt_value(opts, i) };
+		if (opts[i].long_name)
+			longopts[nlong++] = (struct option){
+				opts[i].long_name,
+				takes_value(&opts[i]) ? required_argument : no_argument, NULL,
+				getopt_value(opts, i)
+			};
 		if (opts[i].short_name) {
 			*p++ = (char)opts[i].short_name;
 			if (takes_value(&opts[i]))
@@ -95,9 +101,11 @@ int opt_parse(const char *cmd, const struct opt *opts, int argc, char **argv, un
 		}
 	}
 	*p = 0;
-	longopts[n] = (struct option){ 0 };
+	longopts[nlong] = (struct option){ 0 };
 
-	optind = 1;
+	/* 0, not 1: glibc and the BSDs then start afresh, '+' and all, however an earlier
+	 * parse in this process ended */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		size_t i = 0;
