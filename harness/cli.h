@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/config_error.h"
+#include "harness/opt.h"
 
 /* Exit codes: 0 ok, 1 failure (a failed gate, a failed run), 2 bad input / usage. */
 enum { SB_EXIT_OK = 0, SB_EXIT_FAIL = 1, SB_EXIT_USAGE = 2 };
@@ -43,5 +44,20 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+
+/* Each command's option table (opt.h): its --help lines come from it. */
+extern const struct opt cmd_list_options[];
+extern const struct opt cmd_run_options[];
+extern const struct opt cmd_show_options[];
+extern const struct opt cmd_top_options[];
+extern const struct opt cmd_bench_options[];
+extern const struct opt cmd_gate_options[];
+extern const struct opt cmd_baseline_options[];
+extern const struct opt cmd_export_options[];
+extern const struct opt cmd_report_options[];
+extern const struct opt cmd_calibrate_options[];
+extern const struct opt cmd_exec_options[];
+extern const struct opt cmd_merge_options[];
+extern const struct opt cmd_history_options[];
 
 #endif

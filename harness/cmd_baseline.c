@@ -1,7 +1,6 @@
 /* cmd_baseline.c - `sampbench baseline`: promotes a run file to the gate's baseline of its
  * machine class, results/baselines/<fingerprint>.h5. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,11 +21,7 @@ static const char baseline_usage[] =
 	"kept with .prev before .h5. Timing metrics are compared only with a baseline of the\n"
 	"same fingerprint (docs/bench.md). A file without a fingerprint (recorded before they\n"
 	"existed) is refused: name its baseline with --to.\n"
-	"\n"
-	"  -t, --to FILE   baseline path (default: by the file's fingerprint)\n"
-	"  -f, --force     accept a file with failed runs\n"
-	"      --path      print this machine's baseline path (it may not exist) and exit\n"
-	"  -h, --help      this help\n";
+	"\n";
 
 static struct env {
 	const char *to;
@@ -37,45 +32,38 @@ static struct env {
 
 static const struct env env_defaults = { 0 };
 
+const struct opt cmd_baseline_options[] = {
+	OPT_STRING('t', "to", &env.to, "FILE", "baseline path (default: by the file's fingerprint)"),
+	OPT_BOOLEAN('f', "force", &env.force, "accept a file with failed runs"),
+	OPT_BOOLEAN(0, "path", &env.path_only,
+		    "print this machine's baseline path (it may not exist) and exit"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "path", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
 	env = env_defaults;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:fh", opts, NULL)) != -1) {
-		switch (c) {
-		case 't': env.to = optarg; break;
-		case 'f': env.force = 1; break;
-		case 'P': env.path_only = 1; break;
-		case 'h': return 1;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "baseline");
-			return -1;
-		}
-	}
+	int first = opt_parse("baseline", cmd_baseline_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
 	if (env.path_only) {
-		if (optind < argc) {
+		if (first < argc) {
 			sb_err("unexpected argument '%s' (see 'sampbench baseline --help')",
-			       argv[optind]);
+			       argv[first]);
 			return -1;
 		}
 		return 0;
 	}
-	if (optind + 1 != argc) {
-		sb_err(optind == argc ? "missing CURRENT.h5 (see 'sampbench baseline --help')"
+	if (first + 1 != argc) {
+		sb_err(first == argc ? "missing CURRENT.h5 (see 'sampbench baseline --help')"
 				      : "unexpected argument (see 'sampbench baseline --help')");
 		return -1;
 	}
-	env.current = argv[optind];
+	env.current = argv[first];
 	return 0;
 }
 
@@ -164,6 +152,7 @@ int cmd_baseline(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(baseline_usage, stdout);
+		opt_help(stdout, cmd_baseline_options);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

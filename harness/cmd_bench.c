@@ -1,7 +1,6 @@
 /* cmd_bench.c - `sampbench bench`: runs one profile of the bench matrix (ci/matrix) into one
  * HDF5 file, with progress, and prints the table of runs. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +30,10 @@ static const char bench_usage[] =
 	"the table of runs. A failed run is recorded and the bench goes on; Ctrl-C stops and\n"
 	"keeps the runs done so far (the file is marked incomplete). Progress goes to stderr:\n"
 	"a bar with an ETA on a terminal, one line per finished cell otherwise.\n"
-	"\n"
-	"  -p, --profile NAME   profile of the matrix (default: default)\n"
-	"  -m, --matrix FILE    matrix config (default: ci/matrix; format in docs/gate.md)\n"
-	"  -o, --output FILE    output (default: results/runs/<UTC time>.h5)\n"
-	"  -f, --force          overwrite FILE if it exists\n"
-	"  -n, --dry-run        print the runs and the expected time, run nothing\n"
-	"      --ab REV         same-run A/B: build REV in a temporary git worktree and run\n"
-	"                       it (B, the candidate) right after this build (A, the\n"
-	"                       reference) for every run; the gate compares B with A\n"
-	"  -s, --sampler A,B    A/B of two samplers (e.g. two builds of a plugin,\n"
-	"                       ./old.so,./new.so): each cell of the profile runs `none`,\n"
-	"                       A and B in place of the profile's samplers\n"
-	"      --shard K/N      run part K of N of the profile (whole cells, with their\n"
-	"                       `none` reference); `sampbench merge` joins the parts\n"
-	"      --resume FILE    continue the bench whose FILE.h5.tmp a kill left behind,\n"
-	"                       skipping its runs; refused for another matrix or revision\n"
-	"  -h, --help           this help\n"
+	"\n";
+
+/* After the options. */
+static const char bench_exit[] =
 	"\n"
 	"Exit: 0 every run ok or skipped, 1 a run failed, 2 bad input, 130 interrupted.\n";
 
@@ -65,7 +51,6 @@ static struct env {
 } env;
 
 static const struct env env_defaults = {
-	.profile = "default",
 	.matrix = "ci/matrix",
 };
 
@@ -151,47 +136,49 @@ static void bench_hook(void *arg, size_t i, size_t n, const struct run_spec *spe
 	pg->group_failed = pg->group_skipped = 0;
 }
 
+const struct opt cmd_bench_options[] = {
+	OPT_STRING('p', "profile", &env.profile, "NAME", "profile of the matrix (default: default)"),
+	OPT_STRING('m', "matrix", &env.matrix, "FILE",
+		   "matrix config (default: ci/matrix; format in docs/gate.md)"),
+	OPT_STRING('o', "output", &env.out, "FILE",
+		   "output (default: results/runs/<UTC time>.h5)"),
+	OPT_BOOLEAN('f', "force", &env.force, "overwrite FILE if it exists"),
+	OPT_BOOLEAN('n', "dry-run", &env.dry_run, "print the runs and the expected time, run nothing"),
+	OPT_STRING(0, "ab", &env.ab, "REV",
+		   "same-run A/B: build REV in a temporary git worktree and run\n"
+		   "it (B, the candidate) right after this build (A, the\n"
+		   "reference) for every run; the gate compares B with A"),
+	OPT_STRING('s', "sampler", &env.pair, "A,B",
+		   "A/B of two samplers (e.g. two builds of a plugin,\n"
+		   "./old.so,./new.so): each cell of the profile runs `none`,\n"
+		   "A and B in place of the profile's samplers"),
+	OPT_STRING(0, "shard", &env.shard, "K/N",
+		   "run part K of N of the profile (whole cells, with their\n"
+		   "`none` reference); `sampbench merge` joins the parts"),
+	OPT_STRING(0, "resume", &env.resume, "FILE",
+		   "continue the bench whose FILE.h5.tmp a kill left behind,\n"
+		   "skipping its runs; refused for another matrix or revision"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "profile", required_argument, NULL, 'p' },
-		{ "matrix", required_argument, NULL, 'm' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "ab", required_argument, NULL, 'A' },
-		{ "sampler", required_argument, NULL, 's' },
-		{ "shard", required_argument, NULL, 'S' },
-		{ "resume", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
 	env = env_defaults;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:m:o:s:fnh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': env.profile = optarg; env.profile_set = 1; break;
-		case 'm': env.matrix = optarg; break;
-		case 'o': env.out = optarg; break;
-		case 'f': env.force = 1; break;
-		case 'n': env.dry_run = 1; break;
-		case 'A': env.ab = optarg; break;
-		case 's': env.pair = optarg; break;
-		case 'S': env.shard = optarg; break;
-		case 'R': env.resume = optarg; break;
-		case 'h': return 1;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "bench");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench bench --help')", argv[optind]);
+	int first = opt_parse("bench", cmd_bench_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
+	if (first < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench bench --help')", argv[first]);
 		return -1;
 	}
+	/* the profile the --resume file records, unless one is given */
+	env.profile_set = env.profile != NULL;
+	if (!env.profile)
+		env.profile = "default";
 	if (env.ab && env.pair) {
 		sb_err("--ab and --sampler exclude each other (one A/B at a time)");
 		return -1;
@@ -375,6 +362,8 @@ int cmd_bench(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(bench_usage, stdout);
+		opt_help(stdout, cmd_bench_options);
+		fputs(bench_exit, stdout);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

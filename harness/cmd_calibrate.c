@@ -1,11 +1,24 @@
 /* cmd_calibrate.c - `sampbench calibrate`: this host's floors, printed. */
 #include <stdio.h>
-#include <string.h>
 
 #include "harness/cli.h"
 #include "harness/host.h"
 #include "harness/show.h"
 #include "sampler/thread_ctl.h"
+
+static const char calibrate_usage[] =
+	"usage: sampbench calibrate\n"
+	"\n"
+	"Measures this host's floor for every mechanism sampbench times (system call,\n"
+	"thread CPU clock, futex wake round trips, signal delivery, the mach\n"
+	"rendezvous, ptrace interrupt) and prints p50/p99/max in µs with the machine\n"
+	"fingerprint. Every run, bench and exec stores the same table in its file.\n"
+	"\n";
+
+const struct opt cmd_calibrate_options[] = {
+	OPT_HELP(),
+	OPT_END(),
+};
 
 /* Measures and prints the floors every run/bench/exec records (calibrate.h), so a
  * profiler author can see what a suspend window can cost on this machine before
@@ -14,16 +27,16 @@ int cmd_calibrate(int argc, char **argv)
 {
 	struct sb_host host;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: sampbench calibrate\n\n"
-		       "Measures this host's floor for every mechanism sampbench times (system call,\n"
-		       "thread CPU clock, futex wake round trips, signal delivery, the mach\n"
-		       "rendezvous, ptrace interrupt) and prints p50/p99/max in µs with the machine\n"
-		       "fingerprint. Every run, bench and exec stores the same table in its file.\n");
+	int first = opt_parse("calibrate", cmd_calibrate_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		fputs(calibrate_usage, stdout);
+		opt_help(stdout, cmd_calibrate_options);
 		return SB_EXIT_OK;
 	}
-	if (argc > 1) {
-		sb_err("unexpected argument '%s' (see 'sampbench calibrate --help')", argv[1]);
+	if (first < 0)
+		return SB_EXIT_USAGE;
+	if (first < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench calibrate --help')", argv[first]);
 		return SB_EXIT_USAGE;
 	}
 	host_probe_calibrated(&host);

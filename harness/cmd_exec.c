@@ -50,15 +50,7 @@ static const char exec_usage[] =
 	"agent (build/libsampbench-agent.so), perf from outside. Truth is each thread's CPU\n"
 	"time from /proc. Prints the runs side by side on stderr; CMD's own output is left\n"
 	"alone. Exits with CMD's exit status. See docs/exec.md.\n"
-	"\n"
-	"  -s, --sampler LIST     mach, itimer, ctimer, gperftools, gperftools-pt, perf or\n"
-	"                         ./plugin.so, comma separated\n"
-	"  -z, --hz F             sampling frequency, 0 < F <= 20000 (default 100)\n"
-	"  -o, --output FILE.h5   also write the runs to FILE.h5\n"
-	"  -f, --force            overwrite FILE.h5 if it exists\n"
-	"      --agent PATH       the agent .so (default: next to this binary)\n"
-	"  -q, --quiet            print nothing (exit status and FILE.h5 only)\n"
-	"  -h, --help             this help\n";
+	"\n";
 
 static struct env {
 	const char *samplers;
@@ -697,54 +689,39 @@ done:
 
 /* ---- command line ---- */
 
+const struct opt cmd_exec_options[] = {
+	OPT_STRING('s', "sampler", &env.samplers, "LIST",
+		   "mach, itimer, ctimer, gperftools, gperftools-pt, perf or\n"
+		   "./plugin.so, comma separated"),
+	OPT_NUMBER('z', "hz", &env.hz, "F", 0, EXEC_MAX_HZ, NULL,
+		   "sampling frequency, 0 < F <= 20000 (default 100)"),
+	OPT_STRING('o', "output", &env.out, "FILE.h5", "also write the runs to FILE.h5"),
+	OPT_BOOLEAN('f', "force", &env.force, "overwrite FILE.h5 if it exists"),
+	OPT_STRING(0, "agent", &env.agent, "PATH", "the agent .so (default: next to this binary)"),
+	OPT_BOOLEAN('q', "quiet", &env.quiet, "print nothing (exit status and FILE.h5 only)"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "sampler", required_argument, NULL, 's' },
-		{ "hz", required_argument, NULL, 'z' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "agent", required_argument, NULL, 'A' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
 	env = env_defaults;
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the first non-option, so CMD's own options are never ours */
-	while ((c = getopt_long(argc, argv, "+:s:z:o:fqh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': env.samplers = optarg; break;
-		case 'z':
-			if (sb_parse_double("--hz", optarg, &env.hz))
-				return -1;
-			if (env.hz <= 0 || env.hz > EXEC_MAX_HZ) {
-				sb_err("--hz must be in (0, %g], got %s", EXEC_MAX_HZ, optarg);
-				return -1;
-			}
-			break;
-		case 'o': env.out = optarg; break;
-		case 'f': env.force = 1; break;
-		case 'A': env.agent = optarg; break;
-		case 'q': env.quiet = 1; break;
-		case 'h': return 1;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "exec");
-			return -1;
-		}
-	}
+	/* stop at the first operand, so CMD's own options are never ours */
+	int first = opt_parse("exec", cmd_exec_options, argc, argv, OPT_STOP_AT_OPERAND);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
 	if (!env.samplers) {
 		sb_err("missing --sampler (see 'sampbench exec --help')");
 		return -1;
 	}
-	if (optind >= argc) {
+	if (first >= argc) {
 		sb_err("missing the command to run after -- (see 'sampbench exec --help')");
 		return -1;
 	}
-	env.cmd = argv + optind;
+	env.cmd = argv + first;
 	return 0;
 }
 
@@ -798,6 +775,7 @@ int cmd_exec(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(exec_usage, stdout);
+		opt_help(stdout, cmd_exec_options);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

@@ -1,7 +1,6 @@
 /* cmd_export.c - `sampbench export`: a run's stacks as folded stacks or a gperftools CPU
  * profile (analysis/export.h), written to a temp file and renamed into place. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,18 +16,34 @@ static const char usage_text[] =
 	"\n"
 	"Writes the stacks of a run in another profiler's format, symbolized from the run's\n"
 	"symbols table (the profiled binary is not needed).\n"
-	"\n"
-	"  -F, --format FMT   folded: one 'root;...;leaf count' line per unique stack\n"
-	"                     (flamegraph.pl, speedscope); without --run, every run of the\n"
-	"                     file under a root frame naming the run\n"
-	"                     pprof: gperftools legacy CPU profile (google-pprof, libprofiler\n"
-	"                     readers); needs --run (or a file of one run) and -o\n"
-	"                     pprof-symbols: the same behind pprof's '--- symbol' section, so\n"
-	"                     'google-pprof --text OUT' prints function names\n"
-	"  -r, --run ID       run id (see 'sampbench show FILE.h5')\n"
-	"  -m, --module       folded: name frames module!function\n"
-	"  -o, --output OUT   output file (default: standard output for folded)\n"
-	"  -h, --help         this help\n";
+	"\n";
+
+static struct env {
+	const char *format;
+	const char *output;
+	long run_id; /* -1: every run */
+	int module;
+} env;
+
+static const struct env env_defaults = { .run_id = -1 };
+
+const struct opt cmd_export_options[] = {
+	OPT_STRING('F', "format", &env.format, "FMT",
+		   "folded: one 'root;...;leaf count' line per unique stack\n"
+		   "(flamegraph.pl, speedscope); without --run, every run of the\n"
+		   "file under a root frame naming the run\n"
+		   "pprof: gperftools legacy CPU profile (google-pprof, libprofiler\n"
+		   "readers); needs --run (or a file of one run) and -o\n"
+		   "pprof-symbols: the same behind pprof's '--- symbol' section, so\n"
+		   "'google-pprof --text OUT' prints function names"),
+	OPT_INTEGER('r', "run", &env.run_id, "ID", 0, LONG_MAX,
+		    "run id (see 'sampbench show FILE.h5')"),
+	OPT_BOOLEAN('m', "module", &env.module, "folded: name frames module!function"),
+	OPT_STRING('o', "output", &env.output, "OUT",
+		   "output file (default: standard output for folded)"),
+	OPT_HELP(),
+	OPT_END(),
+};
 
 enum format { FMT_FOLDED, FMT_PPROF, FMT_PPROF_SYMBOLS };
 
@@ -62,16 +77,8 @@ static FILE *open_temp(const char *path, char **tmp)
 /* `sampbench export`: see usage_text. */
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'F' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "module", no_argument, NULL, 'm' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = NULL, *output = NULL, *input;
-	long run_id = -1;
+	const char *format, *output, *input;
+	long run_id;
 	unsigned flags = 0;
 	struct sb_host host;
 	struct sb_run *runs = NULL, *sel;
@@ -80,42 +87,31 @@ int cmd_export(int argc, char **argv)
 	FILE *out = NULL;
 	int64_t written;
 	enum format fmt;
-	int c, ret = SB_EXIT_USAGE;
+	int ret = SB_EXIT_USAGE;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:r:mo:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			format = optarg;
-			break;
-		case 'r':
-			if (sb_parse_int("--run", optarg, 0, LONG_MAX, &run_id))
-				return SB_EXIT_USAGE;
-			break;
-		case 'm':
-			flags |= EXPORT_MODULE;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "export");
-			return SB_EXIT_USAGE;
-		}
+	env = env_defaults;
+	int first = opt_parse("export", cmd_export_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		fputs(usage_text, stdout);
+		opt_help(stdout, cmd_export_options);
+		return SB_EXIT_OK;
 	}
-	if (optind >= argc) {
+	if (first < 0)
+		return SB_EXIT_USAGE;
+	format = env.format;
+	output = env.output;
+	run_id = env.run_id;
+	if (env.module)
+		flags |= EXPORT_MODULE;
+	if (first >= argc) {
 		sb_err("missing input FILE.h5 (see 'sampbench export --help')");
 		return SB_EXIT_USAGE;
 	}
-	if (optind != argc - 1) {
-		sb_err("one input file expected, got %d", argc - optind);
+	if (first != argc - 1) {
+		sb_err("one input file expected, got %d", argc - first);
 		return SB_EXIT_USAGE;
 	}
-	input = argv[optind];
+	input = argv[first];
 	if (!format) {
 		sb_err("missing --format (folded, pprof or pprof-symbols)");
 		return SB_EXIT_USAGE;

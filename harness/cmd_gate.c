@@ -1,6 +1,5 @@
 /* cmd_gate.c - `sampbench gate`: judges a run file against a baseline and budgets. */
 #include <errno.h>
-#include <getopt.h>
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +28,10 @@ static const char gate_usage[] =
 	"Timing metrics are compared with a baseline only of the same host fingerprint.\n"
 	"Prints one row per check (a failed budget with the class rule that applied) and a\n"
 	"verdict. Rules and formats: docs/gate.md.\n"
-	"\n"
-	"  -b, --baseline FILE  baseline run file (default: none, budgets only)\n"
-	"  -B, --budgets FILE   rules (default: ci/budgets)\n"
-	"  -j, --junit FILE     also write JUnit XML, one testcase per check\n"
-	"  -J, --json FILE      also write a JSON summary\n"
-	"  -a, --alias FROM=TO  judge CURRENT's runs of sampler FROM as sampler TO (e.g. a\n"
-	"                       fault sampler in place of its healthy twin); repeatable\n"
-	"  -s, --sampler NAME   judge only the cells of sampler NAME (after --alias; the others\n"
-	"                       stay as references): one verdict and exit status per sampler\n"
-	"  -q, --quiet          print only failed, warned, not measured and expected rows\n"
-	"  -h, --help           this help\n"
+	"\n";
+
+/* After the options. */
+static const char gate_exit[] =
 	"\n"
 	"Exit: 0 every check passed, 1 a regression or a broken budget, 2 bad input.\n";
 
@@ -59,54 +51,55 @@ static const struct env env_defaults = {
 	.budgets = "ci/budgets",
 };
 
+/* --alias FROM=TO, repeatable: checked once the current file is read. */
+static int add_alias(const struct opt *o, const char *arg)
+{
+	(void)o;
+	if (env.naliases == GATE_MAX_ALIASES) {
+		sb_err("too many --alias options (at most %d)", GATE_MAX_ALIASES);
+		return -1;
+	}
+	env.alias[env.naliases++] = arg;
+	return 0;
+}
+
+const struct opt cmd_gate_options[] = {
+	OPT_STRING('b', "baseline", &env.baseline, "FILE",
+		   "baseline run file (default: none, budgets only)"),
+	OPT_STRING('B', "budgets", &env.budgets, "FILE", "rules (default: ci/budgets)"),
+	OPT_STRING('j', "junit", &env.junit, "FILE",
+		   "also write JUnit XML, one testcase per check"),
+	OPT_STRING('J', "json", &env.json, "FILE", "also write a JSON summary"),
+	OPT_CALLBACK('a', "alias", NULL, "FROM=TO", add_alias,
+		     "judge CURRENT's runs of sampler FROM as sampler TO (e.g. a\n"
+		     "fault sampler in place of its healthy twin); repeatable"),
+	OPT_STRING('s', "sampler", &env.sampler, "NAME",
+		   "judge only the cells of sampler NAME (after --alias; the others\n"
+		   "stay as references): one verdict and exit status per sampler"),
+	OPT_BOOLEAN('q', "quiet", &env.quiet,
+		    "print only failed, warned, not measured and expected rows"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "budgets", required_argument, NULL, 'B' },
-		{ "junit", required_argument, NULL, 'j' },
-		{ "json", required_argument, NULL, 'J' },
-		{ "alias", required_argument, NULL, 'a' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "sampler", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
 	env = env_defaults;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:B:j:J:a:s:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b': env.baseline = optarg; break;
-		case 'B': env.budgets = optarg; break;
-		case 'j': env.junit = optarg; break;
-		case 'J': env.json = optarg; break;
-		case 'a':
-			if (env.naliases == GATE_MAX_ALIASES) {
-				sb_err("too many --alias options (at most %d)", GATE_MAX_ALIASES);
-				return -1;
-			}
-			env.alias[env.naliases++] = optarg;
-			break;
-		case 'q': env.quiet = 1; break;
-		case 's': env.sampler = optarg; break;
-		case 'h': return 1;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "gate");
-			return -1;
-		}
-	}
-	if (optind == argc) {
+	int first = opt_parse("gate", cmd_gate_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
+	if (first == argc) {
 		sb_err("missing CURRENT.h5 (see 'sampbench gate --help')");
 		return -1;
 	}
-	if (optind + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench gate --help')", argv[optind + 1]);
+	if (first + 1 < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench gate --help')", argv[first + 1]);
 		return -1;
 	}
-	env.current = argv[optind];
+	env.current = argv[first];
 	return 0;
 }
 
@@ -225,6 +218,8 @@ int cmd_gate(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(gate_usage, stdout);
+		opt_help(stdout, cmd_gate_options);
+		fputs(gate_exit, stdout);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

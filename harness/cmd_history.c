@@ -1,7 +1,6 @@
 /* cmd_history.c - `sampbench history`: chosen metrics per cell over the commits of several
  * bench files, as a table and an SVG plot, marking the gate's failed checks. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +23,21 @@ static const char history_usage[] =
 	"JSON next to the file (FILE.gate.json, as `make bench` writes it) is read when there;\n"
 	"the verdict row shows PASS, FAIL or '-' (no gate file). A/B files contribute their A\n"
 	"runs (B is another revision).\n"
-	"\n"
-	"  -m, --metric LIST    metrics (default: suspend_window_p50_ns,suspend_window_p99_ns)\n"
-	"  -s, --sampler LIST   only these samplers (default: every sampler with a value)\n"
-	"  -p, --plot FILE      also draw the table as an SVG plot, one panel per metric\n"
-	"  -h, --help           this help\n";
+	"\n";
 
 static struct env {
-	char metric_list[256];
+	const char *metrics;
+	const char *samplers;
+	char metric_list[256]; /* the two lists, cut into names in place */
 	char sampler_list[256];
 	const char *plot;
 	char **files;
 	int nfiles;
 } env;
+
+static const struct env env_defaults = {
+	.metrics = "suspend_window_p50_ns,suspend_window_p99_ns",
+};
 
 struct hfile {
 	const char *path;
@@ -55,39 +56,35 @@ struct cell {
 	double hz;
 };
 
+const struct opt cmd_history_options[] = {
+	OPT_STRING('m', "metric", &env.metrics, "LIST",
+		   "metrics (default: suspend_window_p50_ns,suspend_window_p99_ns)"),
+	OPT_STRING('s', "sampler", &env.samplers, "LIST",
+		   "only these samplers (default: every sampler with a value)"),
+	OPT_STRING('p', "plot", &env.plot, "FILE",
+		   "also draw the table as an SVG plot, one panel per metric"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "metric", required_argument, NULL, 'm' },
-		{ "sampler", required_argument, NULL, 's' },
-		{ "plot", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	memset(&env, 0, sizeof(env));
-	snprintf(env.metric_list, sizeof(env.metric_list),
-		 "suspend_window_p50_ns,suspend_window_p99_ns");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:s:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm': snprintf(env.metric_list, sizeof(env.metric_list), "%s", optarg); break;
-		case 's': snprintf(env.sampler_list, sizeof(env.sampler_list), "%s", optarg); break;
-		case 'p': env.plot = optarg; break;
-		case 'h': return 1;
-		default:
-			sb_getopt_error(c, argv, "history");
-			return -1;
-		}
-	}
-	if (optind == argc) {
+	env = env_defaults;
+	int first = opt_parse("history", cmd_history_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
+	if (first == argc) {
 		sb_err("missing FILE.h5 (see 'sampbench history --help')");
 		return -1;
 	}
-	env.files = argv + optind;
-	env.nfiles = argc - optind;
+	env.files = argv + first;
+	env.nfiles = argc - first;
+	snprintf(env.metric_list, sizeof(env.metric_list), "%s", env.metrics);
+	snprintf(env.sampler_list, sizeof(env.sampler_list), "%s",
+		 env.samplers ? env.samplers : "");
 	return 0;
 }
 
@@ -330,6 +327,7 @@ int cmd_history(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(history_usage, stdout);
+		opt_help(stdout, cmd_history_options);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

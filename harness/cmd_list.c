@@ -11,14 +11,30 @@ static const char *clock_name(enum sb_clock c)
 	return c == SB_CLOCK_WALL ? "wall" : "cpu";
 }
 
+static const char list_usage[] =
+	"usage: sampbench list\n"
+	"\n"
+	"Lists samplers (name, clock, notes) and workloads.\n"
+	"\n";
+
+const struct opt cmd_list_options[] = {
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Prints the samplers (name, clock, description, notes) and the workloads. */
 int cmd_list(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: sampbench list\n\nLists samplers (name, clock, notes) and workloads.\n");
+	int first = opt_parse("list", cmd_list_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		fputs(list_usage, stdout);
+		opt_help(stdout, cmd_list_options);
 		return SB_EXIT_OK;
 	}
-	if (argc > 1) {
-		sb_err("unexpected argument '%s' (see 'sampbench list --help')", argv[1]);
+	if (first < 0)
+		return SB_EXIT_USAGE;
+	if (first < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench list --help')", argv[first]);
 		return SB_EXIT_USAGE;
 	}
 	printf("samplers:\n");

@@ -2,7 +2,6 @@
  * one matrix, into one HDF5 file; every run keeps the host facts of the file it came
  * from. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +19,7 @@ static const char merge_usage[] =
 	"Refused in one line: files of different matrices, profiles, A/B candidates or schema\n"
 	"versions, shards of different splits, shards next to whole benches, and a shard or a\n"
 	"file given twice.\n"
-	"\n"
-	"  -f, --force   overwrite OUT.h5 if it exists\n"
-	"  -h, --help    this help\n";
+	"\n";
 
 static struct env {
 	const char *out;
@@ -30,6 +27,8 @@ static struct env {
 	int nin;
 	int force;
 } env;
+
+static const struct env env_defaults = { 0 };
 
 /* One input file: its identity (root attributes) and, once loaded, its runs. */
 struct input {
@@ -43,35 +42,29 @@ struct input {
 	size_t n;
 };
 
+const struct opt cmd_merge_options[] = {
+	OPT_BOOLEAN('f', "force", &env.force, "overwrite OUT.h5 if it exists"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	memset(&env, 0, sizeof(env));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f': env.force = 1; break;
-		case 'h': return 1;
-		default:
-			sb_getopt_error(c, argv, "merge");
-			return -1;
-		}
-	}
-	if (argc - optind < 2) {
+	env = env_defaults;
+	int first = opt_parse("merge", cmd_merge_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
+	if (argc - first < 2) {
 		sb_err("missing %s (see 'sampbench merge --help')",
-		       optind == argc ? "OUT.h5 and IN.h5" : "IN.h5");
+		       first == argc ? "OUT.h5 and IN.h5" : "IN.h5");
 		return -1;
 	}
-	env.out = argv[optind];
-	env.in = argv + optind + 1;
-	env.nin = argc - optind - 1;
+	env.out = argv[first];
+	env.in = argv + first + 1;
+	env.nin = argc - first - 1;
 	return 0;
 }
 
@@ -225,6 +218,7 @@ int cmd_merge(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(merge_usage, stdout);
+		opt_help(stdout, cmd_merge_options);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

@@ -23,9 +23,22 @@ static const char usage_text[] =
 	"gperftools, with findings computed from the data. Several files are merged (e.g. one\n"
 	"per thread count). Needs " PYTHON " with python3-h5py, python3-numpy and\n"
 	"python3-matplotlib; set SAMPBENCH_ROOT to the source tree if the script is not found.\n"
-	"\n"
-	"  -o, --output DIR   output directory (created; index.html replaced)\n"
-	"  -h, --help         this help\n";
+	"\n";
+
+static struct env {
+	const char *output;
+} env;
+
+static const struct env env_defaults = { 0 };
+
+/* Checked here, so that a bad option is refused before Python starts; the script parses
+ * the command line again (it checks -o and the files itself). */
+const struct opt cmd_report_options[] = {
+	OPT_STRING('o', "output", &env.output, "DIR",
+		   "output directory (created; index.html replaced)"),
+	OPT_HELP(),
+	OPT_END(),
+};
 
 /* Finds SCRIPT: $SAMPBENCH_ROOT, the binary's parent and grandparent directories, ".". */
 static int find_script(char *out, size_t len)
@@ -59,12 +72,15 @@ int cmd_report(int argc, char **argv)
 	char script[PATH_MAX + 32];
 	char **args;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		}
+	env = env_defaults;
+	int first = opt_parse("report", cmd_report_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		fputs(usage_text, stdout);
+		opt_help(stdout, cmd_report_options);
+		return SB_EXIT_OK;
 	}
+	if (first < 0)
+		return SB_EXIT_USAGE;
 	if (access(PYTHON, X_OK) != 0) {
 		sb_err("%s not found: install python3, python3-h5py, python3-numpy and "
 		       "python3-matplotlib (make deps)", PYTHON);
@@ -75,16 +91,18 @@ int cmd_report(int argc, char **argv)
 		       getenv("SAMPBENCH_ROOT") && *getenv("SAMPBENCH_ROOT") ? script : SCRIPT);
 		return SB_EXIT_FAIL;
 	}
+	/* the options first, the files after them (getopt_long's order): the same command
+	 * line to argparse */
 	args = calloc((size_t)argc + 3, sizeof(*args));
 	if (!args) {
 		sb_err("out of memory");
 		return SB_EXIT_FAIL;
 	}
+	for (int i = 1; i < argc; i++)
+		args[i + 2] = argv[i];
 	args[0] = "python3";
 	args[1] = "-B"; /* no __pycache__ in the source tree */
 	args[2] = script;
-	for (int i = 1; i < argc; i++)
-		args[i + 2] = argv[i];
 	setenv("MPLBACKEND", "Agg", 1);
 	fflush(NULL);
 	execv(PYTHON, args);

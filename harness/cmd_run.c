@@ -1,5 +1,4 @@
 /* cmd_run.c - `sampbench run`: samplers side by side on a workload, into one HDF5 file. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,21 +14,7 @@ static const char run_usage[] =
 	"\n"
 	"Runs each sampler on each workload, every run in its own child process, and writes\n"
 	"the samples, truth and metrics to FILE.h5. Prints one line per run.\n"
-	"\n"
-	"  -s, --sampler LIST     samplers, comma separated (see 'sampbench list')\n"
-	"  -w, --workload LIST    workloads, comma separated\n"
-	"  -t, --threads N        workload threads, 1..64 (default 4)\n"
-	"  -z, --hz F             sampling frequency, 0 < F <= 20000 (default 100)\n"
-	"  -d, --duration SECS    workload duration, 0 < SECS <= 3600 (default 2)\n"
-	"  -r, --reps R           repetitions, 1..1000 (default 1)\n"
-	"  -o, --output FILE.h5   output file (required)\n"
-	"  -f, --force            overwrite FILE.h5 if it exists\n"
-	"      --param N          workload knob (deep: depth, churn: total threads)\n"
-	"      --idle-skip        suspend samplers: reuse the stack of a thread that did not run\n"
-	"      --no-rt            suspend samplers: do not try SCHED_FIFO\n"
-	"      --seed N           seed for random phases and fault injection (default 1)\n"
-	"  -q, --quiet            no per-run lines\n"
-	"  -h, --help             this help\n";
+	"\n";
 
 static struct env {
 	const char *samplers;
@@ -63,79 +48,42 @@ static int split_list(char *s, char **out, int max)
 	return n;
 }
 
+const struct opt cmd_run_options[] = {
+	OPT_STRING('s', "sampler", &env.samplers, "LIST",
+		   "samplers, comma separated (see 'sampbench list')"),
+	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
+	OPT_INTEGER('t', "threads", &env.threads, "N", 1, SB_MAX_THREADS,
+		    "workload threads, 1..64 (default 4)"),
+	OPT_NUMBER('z', "hz", &env.hz, "F", 0, SB_MAX_HZ, NULL,
+		   "sampling frequency, 0 < F <= 20000 (default 100)"),
+	OPT_NUMBER('d', "duration", &env.duration_s, "SECS", 0, 3600, "seconds",
+		   "workload duration, 0 < SECS <= 3600 (default 2)"),
+	OPT_INTEGER('r', "reps", &env.reps, "R", 1, 1000, "repetitions, 1..1000 (default 1)"),
+	OPT_STRING('o', "output", &env.out, "FILE.h5", "output file (required)"),
+	OPT_BOOLEAN('f', "force", &env.force, "overwrite FILE.h5 if it exists"),
+	OPT_INTEGER(0, "param", &env.param, "N", 0, 1000000,
+		    "workload knob (deep: depth, churn: total threads)"),
+	OPT_BOOLEAN(0, "idle-skip", &env.idle_skip,
+		    "suspend samplers: reuse the stack of a thread that did not run"),
+	OPT_BOOLEAN(0, "no-rt", &env.no_rt, "suspend samplers: do not try SCHED_FIFO"),
+	OPT_INTEGER(0, "seed", &env.seed, "N", 0, 1L << 62,
+		    "seed for random phases and fault injection (default 1)"),
+	OPT_BOOLEAN('q', "quiet", &env.quiet, "no per-run lines"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
+/* Parses argv into env. Returns 0, 1 for --help, or -1 after one line on stderr. */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "sampler", required_argument, NULL, 's' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "hz", required_argument, NULL, 'z' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "param", required_argument, NULL, 'P' },
-		{ "idle-skip", no_argument, NULL, 'I' },
-		{ "no-rt", no_argument, NULL, 'R' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
 	env = env_defaults;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:w:t:z:d:r:o:fqh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': env.samplers = optarg; break;
-		case 'w': env.workloads = optarg; break;
-		case 't':
-			if (sb_parse_int("--threads", optarg, 1, SB_MAX_THREADS, &env.threads))
-				return -1;
-			break;
-		case 'z':
-			if (sb_parse_double("--hz", optarg, &env.hz))
-				return -1;
-			if (env.hz <= 0 || env.hz > SB_MAX_HZ) {
-				sb_err("--hz must be in (0, %g], got %s", SB_MAX_HZ, optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			if (sb_parse_double("--duration", optarg, &env.duration_s))
-				return -1;
-			if (env.duration_s <= 0 || env.duration_s > 3600) {
-				sb_err("--duration must be in (0, 3600] seconds, got %s", optarg);
-				return -1;
-			}
-			break;
-		case 'r':
-			if (sb_parse_int("--reps", optarg, 1, 1000, &env.reps))
-				return -1;
-			break;
-		case 'o': env.out = optarg; break;
-		case 'f': env.force = 1; break;
-		case 'P':
-			if (sb_parse_int("--param", optarg, 0, 1000000, &env.param))
-				return -1;
-			break;
-		case 'I': env.idle_skip = 1; break;
-		case 'R': env.no_rt = 1; break;
-		case 'S':
-			if (sb_parse_int("--seed", optarg, 0, 1L << 62, &env.seed))
-				return -1;
-			break;
-		case 'q': env.quiet = 1; break;
-		case 'h': return 1;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "run");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench run --help')", argv[optind]);
+	int first = opt_parse("run", cmd_run_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP)
+		return 1;
+	if (first < 0)
+		return -1;
+	if (first < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench run --help')", argv[first]);
 		return -1;
 	}
 	if (!env.samplers || !env.workloads || !env.out) {
@@ -158,6 +106,7 @@ int cmd_run(int argc, char **argv)
 	int p = parse_args(argc, argv);
 	if (p > 0) {
 		fputs(run_usage, stdout);
+		opt_help(stdout, cmd_run_options);
 		return SB_EXIT_OK;
 	}
 	if (p < 0)

@@ -1,6 +1,5 @@
 /* cmd_show.c - `sampbench show`: the runs of an HDF5 file as a table, and the table code
  * `run` and `bench` reuse (show.h). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +306,21 @@ void show_calibration(FILE *out, const struct sb_host *h)
 	}
 }
 
+static struct env {
+	const char *metrics; /* --metrics LIST */
+	int all;
+} env;
+
+static const struct env env_defaults = { 0 };
+
+const struct opt cmd_show_options[] = {
+	OPT_STRING('m', "metrics", &env.metrics, "LIST",
+		   "comma-separated metric columns instead of the default"),
+	OPT_BOOLEAN('a', "all", &env.all, "every metric (or the --metrics ones) per run, one per line"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
 static void usage(FILE *out)
 {
 	size_t col = 2;
@@ -317,12 +331,9 @@ static void usage(FILE *out)
 		"Prints the host and one row per run of FILE.h5: id, sampler, workload, threads,\n"
 		"hz, repetition, status, samples and metrics (ns metrics in µs). `-` is a metric\n"
 		"the mechanism cannot measure; failed and skipped runs show why.\n"
-		"\n"
-		"  -m, --metrics LIST  comma-separated metric columns instead of the default\n"
-		"  -a, --all           every metric (or the --metrics ones) per run, one per line\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"metrics:\n ");
+		"\n");
+	opt_help(out, cmd_show_options);
+	fputs("\nmetrics:\n ", out);
 	for (size_t i = 0; i < sb_metric_count; i++) {
 		size_t len = strlen(sb_metric_infos[i].name) + 1;
 
@@ -367,61 +378,46 @@ static int parse_metrics(char *list, const char ***names)
 /* `sampbench show [--metrics LIST] [--all] FILE.h5`. Returns the exit code. */
 int cmd_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char **names = NULL;
 	struct sb_run *runs = NULL;
 	char *list = NULL, err[512];
-	int rc = SB_EXIT_USAGE, all = 0, nnames = 0, c;
+	int rc = SB_EXIT_USAGE, nnames = 0;
 	struct sb_host host;
 	size_t nruns = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:ah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			free(list);
-			list = strdup(optarg);
-			if (!list) {
-				sb_err("out of memory");
-				goto cleanup;
-			}
-			break;
-		case 'a': all = 1; break;
-		case 'h':
-			usage(stdout);
-			rc = SB_EXIT_OK;
-			goto cleanup;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "show");
-			goto cleanup;
-		}
+	env = env_defaults;
+	int first = opt_parse("show", cmd_show_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		usage(stdout);
+		return SB_EXIT_OK;
 	}
-	if (optind >= argc) {
+	if (first < 0)
+		return SB_EXIT_USAGE;
+	if (first >= argc) {
 		sb_err("missing FILE.h5 (see 'sampbench show --help')");
-		goto cleanup;
+		return SB_EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench show --help')", argv[optind + 1]);
-		goto cleanup;
+	if (first + 1 < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench show --help')", argv[first + 1]);
+		return SB_EXIT_USAGE;
 	}
-	if (list) {
+	if (env.metrics) {
+		list = strdup(env.metrics);
+		if (!list) {
+			sb_err("out of memory");
+			return SB_EXIT_USAGE;
+		}
 		nnames = parse_metrics(list, &names);
 		if (nnames < 0)
 			goto cleanup;
 	}
-	if (h5_read(argv[optind], &host, &runs, &nruns, 0, err, sizeof(err)) < 0) {
+	if (h5_read(argv[first], &host, &runs, &nruns, 0, err, sizeof(err)) < 0) {
 		sb_err("%s", err);
 		goto cleanup;
 	}
 	show_host(stdout, &host);
 	show_calibration(stdout, &host);
-	if (all)
+	if (env.all)
 		show_vertical(stdout, runs, nruns, names, (size_t)nnames);
 	else if (names)
 		show_table_metrics(stdout, runs, nruns, names, (size_t)nnames);

@@ -3,7 +3,6 @@
  *
  * Names come from the run's own `symbols` table, resolved by the harness while the run's
  * address layout still existed, so any build of sampbench can read any file. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -145,6 +144,27 @@ cleanup:
 	return rc;
 }
 
+#define TOP_STR(x) #x
+#define TOP_XSTR(x) TOP_STR(x)
+
+static struct env {
+	long run_id; /* -1: every run with samples */
+	int kernel;
+	long limit;
+} env;
+
+static const struct env env_defaults = { .run_id = -1, .limit = TOP_DEFAULT_LIMIT };
+
+const struct opt cmd_top_options[] = {
+	OPT_INTEGER('r', "run", &env.run_id, "ID", 0, INT64_MAX, "only run ID"),
+	OPT_BOOLEAN('k', "kernel", &env.kernel,
+		    "count kernel leaf frames (default: the first user frame)"),
+	OPT_INTEGER('n', "limit", &env.limit, "N", 0, 1000000,
+		    "rows per run, 0 for all (default " TOP_XSTR(TOP_DEFAULT_LIMIT) ")"),
+	OPT_HELP(),
+	OPT_END(),
+};
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -152,62 +172,37 @@ static void usage(FILE *out)
 		"Prints a flat profile of the leaf frames of each run with samples (or of run ID):\n"
 		"Module | Method+offset | Calls | Share. User frames are symbolized when the run\n"
 		"was recorded by this executable (same build id); kernel frames from\n"
-		"/proc/kallsyms (right for runs recorded since the last boot).\n\n"
-		"  -r, --run ID     only run ID\n"
-		"  -k, --kernel     count kernel leaf frames (default: the first user frame)\n"
-		"  -n, --limit N    rows per run, 0 for all (default %d)\n"
-		"  -h, --help       this help\n",
-		TOP_DEFAULT_LIMIT);
+		"/proc/kallsyms (right for runs recorded since the last boot).\n\n");
+	opt_help(out, cmd_top_options);
 }
 
 /* `sampbench top [--run ID] [--kernel] [--limit N] FILE.h5`. Returns the exit code. */
 int cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "kernel", no_argument, NULL, 'k' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct sb_run *runs = NULL;
 	struct sb_host host;
 	size_t nruns = 0, printed = 0;
-	long run_id = -1, limit = TOP_DEFAULT_LIMIT;
-	int rc = SB_EXIT_USAGE, kernel = 0, c;
+	int rc = SB_EXIT_USAGE;
 	char err[512];
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:kn:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (sb_parse_int("--run", optarg, 0, INT64_MAX, &run_id) < 0)
-				goto cleanup;
-			break;
-		case 'k': kernel = 1; break;
-		case 'n':
-			if (sb_parse_int("--limit", optarg, 0, 1000000, &limit) < 0)
-				goto cleanup;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = SB_EXIT_OK;
-			goto cleanup;
-		default: /* ':' missing value, '?' unknown option */
-			sb_getopt_error(c, argv, "top");
-			goto cleanup;
-		}
+	env = env_defaults;
+	int first = opt_parse("top", cmd_top_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		usage(stdout);
+		return SB_EXIT_OK;
 	}
-	if (optind >= argc) {
+	if (first < 0)
+		return SB_EXIT_USAGE;
+	if (first >= argc) {
 		sb_err("missing FILE.h5 (see 'sampbench top --help')");
-		goto cleanup;
+		return SB_EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench top --help')", argv[optind + 1]);
-		goto cleanup;
+	if (first + 1 < argc) {
+		sb_err("unexpected argument '%s' (see 'sampbench top --help')", argv[first + 1]);
+		return SB_EXIT_USAGE;
 	}
-	if (h5_read(argv[optind], &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
+	const char *path = argv[first];
+	if (h5_read(path, &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
 		sb_err("%s", err); /* a missing, damaged or foreign file is bad input: 2 */
 		rc = SB_EXIT_USAGE;
 		goto cleanup;
@@ -216,21 +211,21 @@ int cmd_top(int argc, char **argv)
 	rc = SB_EXIT_OK;
 	for (size_t i = 0; i < nruns; i++) {
 		const struct sb_run *r = &runs[i];
-		if (run_id >= 0 ? r->run_id != run_id : r->nsamples == 0)
+		if (env.run_id >= 0 ? r->run_id != env.run_id : r->nsamples == 0)
 			continue;
 		if (printed++)
 			fputc('\n', stdout);
-		if (top_print(stdout, r, kernel, limit) < 0) {
+		if (top_print(stdout, r, env.kernel, env.limit) < 0) {
 			sb_err("out of memory");
 			rc = SB_EXIT_FAIL;
 			goto cleanup;
 		}
 	}
-	if (run_id >= 0 && printed == 0) {
-		sb_err("no run %ld in '%s'", run_id, argv[optind]);
+	if (env.run_id >= 0 && printed == 0) {
+		sb_err("no run %ld in '%s'", env.run_id, path);
 		rc = SB_EXIT_USAGE;
 	} else if (printed == 0) {
-		sb_err("no run with samples in '%s'", argv[optind]);
+		sb_err("no run with samples in '%s'", path);
 		rc = SB_EXIT_FAIL;
 	}
 cleanup:
