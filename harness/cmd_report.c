@@ -16,16 +16,23 @@
 #define SCRIPT "analysis/report.py"
 
 static const char usage_text[] =
-	"usage: sampbench report FILE.h5 [FILE.h5...] -o DIR\n"
+	"usage: sampbench report FILE.h5 [FILE.h5...] -o DIR [--history-metric M[,M...]]\n"
+	"                        [--history FILE.h5...]\n"
 	"\n"
 	"Writes DIR/index.html and its PNG images: accuracy of every sampler in the files\n"
 	"(rate, magnitude, threads, suspend latency, overhead) against the truth and against\n"
 	"gperftools, with findings computed from the data. Several files are merged (e.g. one\n"
-	"per thread count). Needs " PYTHON " with python3-h5py, python3-numpy and\n"
+	"per thread count). Runs of several hosts (a merged file) add a section comparing\n"
+	"each cell across the hosts, side by side. Needs " PYTHON " with python3-h5py, python3-numpy and\n"
 	"python3-matplotlib; set SAMPBENCH_ROOT to the source tree if the script is not found.\n"
 	"\n"
-	"  -o, --output DIR   output directory (created; index.html replaced)\n"
-	"  -h, --help         this help\n";
+	"  -o, --output DIR         output directory (created; index.html replaced)\n"
+	"  --history FILE.h5...     add a History section: `sampbench history` of these files\n"
+	"                           (metrics per cell over the commits, the gate's verdicts),\n"
+	"                           its table and DIR/history.svg; takes the rest of the line\n"
+	"  --history-metric LIST    its metrics (default: suspend_window_p50_ns,\n"
+	"                           suspend_window_p99_ns)\n"
+	"  -h, --help               this help\n";
 
 /* Finds SCRIPT: $SAMPBENCH_ROOT, the binary's parent and grandparent directories, ".". */
 static int find_script(char *out, size_t len)
@@ -86,6 +93,10 @@ int cmd_report(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		args[i + 2] = argv[i];
 	setenv("MPLBACKEND", "Agg", 1);
+	/* the History section runs this binary's `history` */
+	char exe[PATH_MAX];
+	if (plat_self_exe(exe, sizeof(exe)) > 0)
+		setenv("SAMPBENCH_BIN", exe, 1);
 	fflush(NULL);
 	execv(PYTHON, args);
 	sb_err("cannot run %s: %s", PYTHON, strerror(errno));
