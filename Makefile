@@ -144,15 +144,13 @@ baseline: deps $(BIN)
 	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
 	base=$$($(BIN) baseline --path) || exit 2; $(BIN) baseline --to "$$base" "$$f"
 
-# The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md), and
-# the suspend window per commit over all of them (history.txt, history.svg).
+# The newest results/runs/*.h5 as results/report/index.html + images (docs/report.md), its
+# History section the suspend window per commit over all of them (history.svg beside it).
 .PHONY: report
 report: deps $(BIN)
 	$(Q)f=$$(ls -t results/runs/*.h5 2>/dev/null | head -1); \
 	if [ -z "$$f" ]; then echo "sampbench: no results/runs/*.h5 (run make bench)" >&2; exit 2; fi; \
-	$(BIN) report "$$f" -o results/report && \
-	$(BIN) history --plot results/report/history.svg results/runs/*.h5 >results/report/history.txt && \
-	echo "history of every results/runs/*.h5: results/report/history.txt, history.svg (docs/bench.md)"
+	$(BIN) report "$$f" -o results/report --history results/runs/*.h5
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

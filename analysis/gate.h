@@ -94,7 +94,9 @@ int gate_config_parse(const char *text, const char *name, struct gate_config *cf
 /* Reads and parses path. Returns 0, or -1 with one line in err. */
 int gate_config_load(const char *path, struct gate_config *cfg, char *err, size_t errlen);
 
-/* One side of the comparison: the runs of one file and its host facts. */
+/* One side of the comparison: the runs of one file and its host facts. A merged file may
+ * hold runs of several hosts (hosts, run_host): each host, by fingerprint, is judged
+ * apart with its own facts (docs/gate.md "Several hosts"). */
 struct gate_side {
 	const char *path;
 	const struct sb_host *host;
@@ -102,6 +104,9 @@ struct gate_side {
 	size_t nruns;
 	const char *only; /* judge only this sampler's cells (the others stay as references);
 			   * NULL: every cell */
+	const struct sb_host *hosts; /* the runs' hosts; NULL: every run ran on host */
+	size_t nhosts;
+	const size_t *run_host;      /* runs[i] ran on hosts[run_host[i]] */
 };
 
 enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING };
@@ -114,6 +119,7 @@ enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN, GATE_NA, GATE_EXEMPT };
 struct gate_check {
 	enum gate_kind kind;
 	enum gate_state state;
+	char host[64];   /* which host's cell, in a file of several hosts; "" otherwise */
 	char sampler[GATE_NAME_LEN];
 	char workload[GATE_NAME_LEN];
 	int threads;
@@ -128,7 +134,18 @@ struct gate_check {
 	char why[384];   /* budgets: which class rule applied and why the sampler is in it */
 };
 
+/* The verdict of one host of a file of several hosts. */
+struct gate_host_verdict {
+	char host[64];        /* its name in the checks (host name, or fingerprint when two
+			       * fingerprints share one host name) */
+	char fingerprint[64];
+	size_t nchecks, failed, warned, na, exempt;
+};
+
 struct gate_result {
+	struct gate_host_verdict *hosts; /* one per host when the current file has several;
+					  * NULL (nhosts 0) for a file of one host */
+	size_t nhosts;
 	struct gate_check *checks;
 	size_t nchecks;
 	size_t failed, warned;

@@ -162,6 +162,84 @@ size_t gate_cell_values(const struct gate_side *side, const struct cell *c, cons
 	return k;
 }
 
+/* --- hosts --- */
+
+/* What groups runs into one host: the fingerprint, or the host name without one. */
+static const char *host_key(const struct sb_host *h)
+{
+	return h->fingerprint[0] ? h->fingerprint : h->host;
+}
+
+void gate_hosts_free(struct gate_hostset *hs)
+{
+	free(hs->host);
+	free(hs->label);
+	free(hs->of_run);
+	memset(hs, 0, sizeof(*hs));
+}
+
+int gate_hosts_group(const struct gate_side *side, struct gate_hostset *hs)
+{
+	size_t cap = side->hosts && side->nhosts ? side->nhosts : 1;
+
+	memset(hs, 0, sizeof(*hs));
+	hs->host = calloc(cap, sizeof(*hs->host));
+	hs->label = calloc(cap, sizeof(*hs->label));
+	hs->of_run = calloc(side->nruns + 1, sizeof(*hs->of_run));
+	if (!hs->host || !hs->label || !hs->of_run) {
+		gate_hosts_free(hs);
+		return -1;
+	}
+	if (!side->hosts || side->nhosts == 0) {
+		hs->host[hs->n++] = side->host;
+		snprintf(hs->label[0], sizeof(hs->label[0]), "%s", side->host->host);
+		return 0; /* of_run: all 0 */
+	}
+	for (size_t i = 0; i < side->nruns; i++) {
+		const struct sb_host *h = &side->hosts[side->run_host[i]];
+		size_t g = 0;
+		while (g < hs->n && strcmp(host_key(hs->host[g]), host_key(h)))
+			g++;
+		if (g == hs->n)
+			hs->host[hs->n++] = h;
+		hs->of_run[i] = g;
+	}
+	if (hs->n == 0)
+		hs->host[hs->n++] = side->host;
+	for (size_t g = 0; g < hs->n; g++) {
+		int shared = 0;
+		for (size_t o = 0; o < hs->n; o++)
+			shared |= o != g && !strcmp(hs->host[o]->host, hs->host[g]->host);
+		snprintf(hs->label[g], sizeof(hs->label[g]), "%s",
+			 shared ? hs->host[g]->fingerprint : hs->host[g]->host);
+	}
+	return 0;
+}
+
+long gate_hosts_find(const struct gate_hostset *hs, const struct sb_host *h)
+{
+	for (size_t g = 0; g < hs->n; g++)
+		if (!strcmp(host_key(hs->host[g]), host_key(h)))
+			return (long)g;
+	return -1;
+}
+
+int gate_side_of_host(const struct gate_side *side, const struct gate_hostset *hs, size_t g,
+		      struct gate_side *out, struct sb_run **runs)
+{
+	size_t n = 0;
+
+	*runs = malloc((side->nruns + 1) * sizeof(**runs));
+	if (!*runs)
+		return -1;
+	for (size_t i = 0; i < side->nruns; i++)
+		if (hs->of_run[i] == g)
+			(*runs)[n++] = side->runs[i];
+	*out = (struct gate_side){ .path = side->path, .host = hs->host[g], .runs = *runs,
+				   .nruns = n, .only = side->only };
+	return 0;
+}
+
 /* --- evaluation --- */
 
 static struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
@@ -889,8 +967,10 @@ static int split_variants(const struct gate_side *cur, struct sb_run **a, size_t
 	return 1;
 }
 
-int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
-	      const struct gate_side *cur, struct gate_result *res)
+/* Evaluates cfg on cur, all of one host, against base (NULL: budgets only), appending
+ * to res. Returns 0 or -1 (memory). */
+static int eval_host(const struct gate_config *cfg, const struct gate_side *base,
+		     const struct gate_side *cur, struct gate_result *res)
 {
 	struct cells cc = { 0 }, bc = { 0 };
 	size_t cap = 0, maxruns, na = 0, nb = 0;
@@ -900,15 +980,16 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 	double *b1 = NULL, *b2 = NULL;
 	int rc = -1;
 
-	memset(res, 0, sizeof(*res));
 	int ab = split_variants(cur, &ra, &na, &rb, &nb);
 	if (ab < 0)
 		goto cleanup;
 	if (ab) {
 		/* same-run A/B: B (the candidate) against A (the reference) inside the file;
 		 * same machine and session, so timing metrics are compared too */
-		side_a = (struct gate_side){ cur->path, cur->host, ra, na, cur->only };
-		side_b = (struct gate_side){ cur->path, cur->host, rb, nb, cur->only };
+		side_a = (struct gate_side){ .path = cur->path, .host = cur->host, .runs = ra,
+					     .nruns = na, .only = cur->only };
+		side_b = (struct gate_side){ .path = cur->path, .host = cur->host, .runs = rb,
+					     .nruns = nb, .only = cur->only };
 		if (base)
 			add_note(res, "the current file holds an A/B pair: the baseline '%s' is not "
 				 "used", base->path ? base->path : "");
@@ -954,7 +1035,8 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 			 "machine, same session); quantiles pooled over samples, %zu tests at "
 			 "alpha %g/%zu, absolute minimum effects only", m, cfg->alpha, m ? m : 1);
 	}
-	if (cur->host->tick_hz <= 0)
+	if (cur->host->tick_hz <= 0 &&
+	    res->nwarnings < (int)(sizeof(res->warnings) / sizeof(res->warnings[0])))
 		snprintf(res->warnings[res->nwarnings++], sizeof(res->warnings[0]),
 			 "the current file has no kernel tick rate: budgets conditioned on hz<=tick "
 			 "are not applied");
@@ -991,12 +1073,6 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 		snprintf(k->reason, sizeof(k->reason), "cell missing in the %s",
 			 ab ? "B variant" : "current run");
 	}
-	for (size_t i = 0; i < res->nchecks; i++) {
-		res->failed += res->checks[i].state == GATE_FAIL;
-		res->warned += res->checks[i].state == GATE_WARN;
-		res->na += res->checks[i].state == GATE_NA;
-		res->exempt += res->checks[i].state == GATE_EXEMPT;
-	}
 	rc = 0;
 cleanup:
 	/* the checks copied every name they need: the cells can go */
@@ -1009,8 +1085,120 @@ cleanup:
 	return rc;
 }
 
+/* The baseline for cur's host group g: base's runs of the same fingerprint when base holds
+ * several hosts (none: NULL, said in a note), else base as a whole (whose fingerprint
+ * eval_host compares as for any two files). */
+static const struct gate_side *base_for(const struct gate_side *base,
+					const struct gate_hostset *bh, const struct sb_host *h,
+					struct gate_side *sub, struct sb_run **runs,
+					struct gate_result *res)
+{
+	if (!base || bh->n <= 1)
+		return base;
+	long g = gate_hosts_find(bh, h);
+	if (g < 0) {
+		add_note(res, "the baseline '%s' has no runs of host fingerprint '%s': budgets "
+			 "only", base->path ? base->path : "", h->fingerprint);
+		return NULL;
+	}
+	if (gate_side_of_host(base, bh, (size_t)g, sub, runs) != 0)
+		return NULL;
+	return sub;
+}
+
+/* Moves sub's checks, notes and warnings into res, naming host label (a file of several
+ * hosts), and counts them into v. Returns 0 or -1 (memory). */
+static int take_host(struct gate_result *res, size_t *cap, struct gate_result *sub,
+		     const char *label, struct gate_host_verdict *v)
+{
+	for (size_t i = 0; i < sub->nchecks; i++) {
+		struct gate_check *k = &sub->checks[i];
+		if (res->nchecks == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			struct gate_check *nv = realloc(res->checks, ncap * sizeof(*nv));
+			if (!nv)
+				return -1;
+			res->checks = nv;
+			*cap = ncap;
+		}
+		snprintf(k->host, sizeof(k->host), "%s", label);
+		res->checks[res->nchecks++] = *k;
+		v->nchecks++;
+		v->failed += k->state == GATE_FAIL;
+		v->warned += k->state == GATE_WARN;
+		v->na += k->state == GATE_NA;
+		v->exempt += k->state == GATE_EXEMPT;
+	}
+	for (int i = 0; i < sub->nnotes; i++)
+		add_note(res, "host %s: %.200s", label, sub->notes[i]);
+	for (int i = 0; i < sub->nwarnings &&
+	     res->nwarnings < (int)(sizeof(res->warnings) / sizeof(res->warnings[0])); i++)
+		snprintf(res->warnings[res->nwarnings++], sizeof(res->warnings[0]), "host %s: %.200s",
+			 label, sub->warnings[i]);
+	return 0;
+}
+
+int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
+	      const struct gate_side *cur, struct gate_result *res)
+{
+	struct gate_hostset ch = { 0 }, bh = { 0 };
+	struct gate_side cs, bs;
+	struct sb_run *cruns = NULL, *bruns = NULL;
+	size_t cap = 0;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (gate_hosts_group(cur, &ch) != 0 || (base && gate_hosts_group(base, &bh) != 0))
+		goto cleanup;
+	if (ch.n == 1) {
+		/* one host: judged as it always was, against the baseline's runs of its
+		 * fingerprint when the baseline holds several hosts */
+		const struct gate_side *b = base_for(base, &bh, cur->host, &bs, &bruns, res);
+		if (eval_host(cfg, b, cur, res) != 0)
+			goto cleanup;
+	} else {
+		res->hosts = calloc(ch.n, sizeof(*res->hosts));
+		if (!res->hosts)
+			goto cleanup;
+		res->nhosts = ch.n;
+		for (size_t g = 0; g < ch.n; g++) {
+			struct gate_result sub = { 0 };
+			struct gate_host_verdict *v = &res->hosts[g];
+			snprintf(v->host, sizeof(v->host), "%s", ch.label[g]);
+			snprintf(v->fingerprint, sizeof(v->fingerprint), "%s", ch.host[g]->fingerprint);
+			free(cruns);
+			free(bruns);
+			cruns = bruns = NULL;
+			if (gate_side_of_host(cur, &ch, g, &cs, &cruns) != 0)
+				goto cleanup;
+			const struct gate_side *b = base_for(base, &bh, ch.host[g], &bs, &bruns,
+							     &sub);
+			int e = eval_host(cfg, b, &cs, &sub);
+			if (e == 0)
+				e = take_host(res, &cap, &sub, ch.label[g], v);
+			gate_result_free(&sub);
+			if (e != 0)
+				goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < res->nchecks; i++) {
+		res->failed += res->checks[i].state == GATE_FAIL;
+		res->warned += res->checks[i].state == GATE_WARN;
+		res->na += res->checks[i].state == GATE_NA;
+		res->exempt += res->checks[i].state == GATE_EXEMPT;
+	}
+	rc = 0;
+cleanup:
+	gate_hosts_free(&ch);
+	gate_hosts_free(&bh);
+	free(cruns);
+	free(bruns);
+	return rc;
+}
+
 void gate_result_free(struct gate_result *res)
 {
+	free(res->hosts);
 	free(res->checks);
 	memset(res, 0, sizeof(*res));
 }

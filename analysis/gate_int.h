@@ -59,4 +59,25 @@ const struct cell *gate_cells_find(const struct cells *cs, const char *sampler,
 size_t gate_cell_values(const struct gate_side *side, const struct cell *c, const char *metric,
 			double *out);
 
+/* The hosts of a side as the gate judges them: runs grouped by host fingerprint (by host
+ * name when a run has none), so identical machines (CI runners of one class, the shards
+ * of one bench) are one host and different machines are never pooled into one cell. */
+struct gate_hostset {
+	size_t n;                    /* groups; 1 for a file of one host */
+	const struct sb_host **host; /* each group's host: that of its first run */
+	char (*label)[64];           /* its name in the verdict: the host name, or the
+				      * fingerprint when two groups share a host name */
+	size_t *of_run;              /* run i is in group of_run[i] */
+};
+
+/* Groups side's runs by host. Returns 0, or -1 when out of memory. */
+int gate_hosts_group(const struct gate_side *side, struct gate_hostset *hs);
+void gate_hosts_free(struct gate_hostset *hs);
+/* The group of hs whose fingerprint (host name when it has none) is h's, or -1. */
+long gate_hosts_find(const struct gate_hostset *hs, const struct sb_host *h);
+/* out: the side of group g's runs alone, on that group's host; *runs holds shallow copies
+ * of them (free it, not the runs' arrays). Returns 0, or -1 when out of memory. */
+int gate_side_of_host(const struct gate_side *side, const struct gate_hostset *hs, size_t g,
+		      struct gate_side *out, struct sb_run **runs);
+
 #endif

@@ -12,9 +12,11 @@
 
 /* --- outputs --- */
 
+/* The cell of k, after its host in a file of several hosts: "host/sampler/...". */
 static void fmt_cell(char *buf, size_t len, const struct gate_check *k)
 {
-	snprintf(buf, len, "%s/%s/%dt/%gHz", k->sampler, k->workload, k->threads, k->hz);
+	snprintf(buf, len, "%s%s%s/%s/%dt/%gHz", k->host, k->host[0] ? "/" : "", k->sampler,
+		 k->workload, k->threads, k->hz);
 }
 
 static const char *state_mark(enum gate_state s)
@@ -24,8 +26,9 @@ static const char *state_mark(enum gate_state s)
 }
 
 /* The reference table: every sampler's medians next to the reference sampler's in the same
- * (workload, threads, hz). */
-static void print_reference(FILE *out, const struct gate_config *cfg, const struct gate_side *cur)
+ * (workload, threads, hz) on the same host (label: which, in a file of several hosts). */
+static void print_reference(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
+			    const char *label)
 {
 	struct cells cs;
 	double *buf;
@@ -43,8 +46,9 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 		if (strcmp(r->sampler, cfg->reference))
 			continue;
 		if (!header) {
-			fprintf(out, "\nversus %s in the same run (medians; Δ = sampler - %s):\n",
-				cfg->reference, cfg->reference);
+			fprintf(out, "\nversus %s in the same run%s%s (medians; Δ = sampler - %s):\n",
+				cfg->reference, label ? " on host " : "", label ? label : "",
+				cfg->reference);
 			fprintf(out, "  %-28s", "cell");
 			for (int m = 0; m < cfg->ncompare; m++)
 				fprintf(out, " %24s", cfg->compare[m]);
@@ -79,6 +83,28 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 	}
 	gate_cells_free(&cs);
 	free(buf);
+}
+
+/* The reference tables: one, or one per host of a file of several hosts (its cells never
+ * pool hosts). */
+static void print_references(FILE *out, const struct gate_config *cfg,
+			     const struct gate_side *cur, const struct gate_result *res)
+{
+	struct gate_hostset hs;
+
+	if (res->nhosts == 0 || gate_hosts_group(cur, &hs) != 0) {
+		print_reference(out, cfg, cur, NULL);
+		return;
+	}
+	for (size_t g = 0; g < hs.n; g++) {
+		struct gate_side side;
+		struct sb_run *runs;
+		if (gate_side_of_host(cur, &hs, g, &side, &runs) != 0)
+			break;
+		print_reference(out, cfg, &side, hs.label[g]);
+		free(runs);
+	}
+	gate_hosts_free(&hs);
 }
 
 /* Display width of UTF-8 s: continuation bytes take no column. */
@@ -130,7 +156,7 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 
 	for (size_t i = 0; i < res->nchecks; i++) {
 		const struct gate_check *k = &res->checks[i];
-		char cell[160], bc[80], pv[16], ev[32];
+		char cell[256], bc[80], pv[16], ev[32];
 		nreg += k->kind == GATE_REGRESSION;
 		nbud += k->kind == GATE_BUDGET;
 		fail_reg += k->kind == GATE_REGRESSION && k->state == GATE_FAIL;
@@ -148,7 +174,7 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 			wbc = display_width(bc);
 	}
 	fputs("  ", out);
-	pad(out, "cell", wcell, 1);
+	pad(out, res->nhosts ? "host/cell" : "cell", wcell, 1);
 	fputs("  ", out);
 	pad(out, "metric", wmetric, 1);
 	fputs("  ", out);
@@ -156,7 +182,7 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 	fprintf(out, "  %6s  %9s  %s\n", "p", "effect", "reason");
 	for (size_t i = 0; i < res->nchecks; i++) {
 		const struct gate_check *k = &res->checks[i];
-		char cell[160], bc[80], pv[16], ev[32];
+		char cell[256], bc[80], pv[16], ev[32];
 		if (failures_only && k->state == GATE_PASS)
 			continue;
 		shown++;
@@ -177,15 +203,19 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 	}
 	if (failures_only)
 		fprintf(out, "(%zu passing checks not shown)\n", res->nchecks - shown);
-	print_reference(out, cfg, cur);
+	print_references(out, cfg, cur, res);
 	for (int i = 0; i < res->nnotes; i++)
 		fprintf(out, "\nnote: %s\n", res->notes[i]);
 	for (int i = 0; i < res->nwarnings; i++)
 		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
-	fprintf(out, "\ngate: %s: %zu checks, %zu failed (%zu of %zu regression tests, %zu of %zu "
+	fprintf(out, "\ngate: %s", res->failed ? "FAIL" : "PASS");
+	for (size_t h = 0; h < res->nhosts; h++)
+		fprintf(out, "%s%s %s%s", h ? ", " : " (", res->hosts[h].host,
+			res->hosts[h].failed ? "FAIL" : "PASS", h + 1 == res->nhosts ? ")" : "");
+	fprintf(out, ": %zu checks, %zu failed (%zu of %zu regression tests, %zu of %zu "
 		"budgets), %zu warnings, %zu not measured or not applicable, %zu expected, %zu "
 		"cells missing on one side\n",
-		res->failed ? "FAIL" : "PASS", res->nchecks, res->failed, fail_reg, nreg, fail_bud,
+		res->nchecks, res->failed, fail_reg, nreg, fail_bud,
 		nbud, res->warned, res->na, res->exempt, missing);
 }
 
@@ -275,8 +305,8 @@ int gate_write_junit(const char *path, const struct gate_result *res, char *err,
 	fprintf(f, "  <testsuite name=\"gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
 		res->nchecks, res->failed, res->warned);
 	for (size_t i = 0; i < res->nchecks; i++) {
-		const struct gate_check *k = &res->checks[i];
-		char cell[160], name[256], bv[32], cv[32];
+		const struct gate_check *k = &res->checks[i]; /* cell: host/... with several */
+		char cell[256], name[384], bv[32], cv[32];
 		fmt_cell(cell, sizeof(cell), k);
 		snprintf(name, sizeof(name), "%s %s %s", kind_name(k->kind), k->metric, cell);
 		gate_fmt_value(bv, sizeof(bv), k->metric, k->baseline);
@@ -329,13 +359,34 @@ int gate_write_json(const char *path, const struct gate_side *base, const struct
 		fputs(i ? ", " : "", f);
 		json_string(f, res->warnings[i]);
 	}
-	fputs("],\n  \"results\": [\n", f);
+	fputs("],\n", f);
+	if (res->nhosts) {
+		/* a merged file of several hosts: the verdict of each */
+		fputs("  \"hosts\": [\n", f);
+		for (size_t h = 0; h < res->nhosts; h++) {
+			const struct gate_host_verdict *v = &res->hosts[h];
+			fputs("    {\"host\": ", f);
+			json_string(f, v->host);
+			fputs(", \"fingerprint\": ", f);
+			json_string(f, v->fingerprint);
+			fprintf(f, ", \"verdict\": \"%s\", \"checks\": %zu, \"failed\": %zu, "
+				"\"warned\": %zu, \"not_measured\": %zu, \"expected\": %zu}%s\n",
+				v->failed ? "fail" : "pass", v->nchecks, v->failed, v->warned, v->na,
+				v->exempt, h + 1 < res->nhosts ? "," : "");
+		}
+		fputs("  ],\n", f);
+	}
+	fputs("  \"results\": [\n", f);
 	for (size_t i = 0; i < res->nchecks; i++) {
 		const struct gate_check *k = &res->checks[i];
 		fputs("    {\"kind\": ", f);
 		json_string(f, kind_name(k->kind));
 		fputs(", \"state\": ", f);
 		json_string(f, state_name(k->state));
+		if (k->host[0]) {
+			fputs(", \"host\": ", f);
+			json_string(f, k->host);
+		}
 		fputs(", \"sampler\": ", f);
 		json_string(f, k->sampler);
 		fputs(", \"workload\": ", f);

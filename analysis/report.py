@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""report.py FILE.h5 [FILE.h5...] -o DIR - sampbench accuracy report (docs/report.md).
+"""report.py FILE.h5 [FILE.h5...] -o DIR [--history FILE.h5...] - sampbench accuracy report
+(docs/report.md).
 
 Writes DIR/index.html and the PNG images it shows, beside it: no network, no scripts.
 Every finding is computed from the runs, with the numbers behind it and the threshold
@@ -10,6 +11,7 @@ import argparse
 import html
 import os
 import signal
+import subprocess
 import sys
 import time
 import warnings
@@ -64,6 +66,37 @@ def text(v):
 SCHEMAS = (1, 2)  # results schema versions this report reads (docs/hdf5.md)
 
 
+def host_tables(loc):
+    """({fact: value}, [calibration rows]) of an HDF5 file or run group; empty when it has
+    none (schema 1, a run of the root's host)."""
+    facts, calib = {}, []
+    if "host_facts" in loc:
+        facts = {text(row["name"]): float(row["value"]) for row in loc["host_facts"][:]}
+    if "calibration" in loc:
+        calib = [{k: text(row[k]) for k in loc["calibration"].dtype.names}
+                 for row in loc["calibration"][:]]
+    return facts, calib
+
+
+def run_host(g, attrs, root_tables):
+    """The host a run group records (a merged file holds runs of several): its attributes,
+    its own facts and calibration, else the root's when it names the root's host and
+    fingerprint (h5io.h, h5_read_hosts)."""
+    h = {k: attrs.get(k) for k in ("host", "fingerprint", "kernel", "nproc", "tick_hz",
+                                   "git_rev", "compiler")}
+    if g is not None:
+        h.update({k: text(g.attrs[k]) for k in h if k in g.attrs})
+    if g is not None and "host_facts" in g:
+        h["facts"], h["calib"] = host_tables(g)
+    elif (h["host"], h["fingerprint"]) == (attrs.get("host"), attrs.get("fingerprint")):
+        h["facts"], h["calib"] = root_tables
+    else:
+        h["facts"], h["calib"] = {}, []
+    # a host is a machine class, as the gate groups them (analysis/gate_eval.c)
+    h["key"] = h["fingerprint"] or h["host"]
+    return h
+
+
 def load_file(path):
     """Host facts and runs of one file; any problem is one line and exit 2 (die)."""
     try:
@@ -80,11 +113,13 @@ def load_file(path):
             if "runs" not in f:
                 die(f"cannot read {path}: no /runs table")
             attrs["file"] = os.path.basename(path)
+            root_tables = host_tables(f)
             table = f["runs"][:]
             for row in table:
                 r = {k: text(row[k]) for k in table.dtype.names}
                 r["tick_hz"], r["nproc"], r["file"] = attrs["tick_hz"], attrs["nproc"], path
                 g = f.get(r["group"])
+                r["host"] = run_host(g, attrs, root_tables)
                 if r["status"] == "ok" and g is not None:
                     s = g["samples"][:]
                     r["stop_ns"] = s["stop_latency_ns"].astype(float)
@@ -712,7 +747,111 @@ def summary_table(page, runs, samplers):
                          r["reason"]] for r in bad]))
 
 
-def build(paths, outdir):
+def host_list(runs):
+    """The hosts of the runs, in order of their first run: one dict each (run_host)."""
+    hosts = {}
+    for r in runs:
+        hosts.setdefault(r["host"]["key"], r["host"])
+    return list(hosts.values())
+
+
+def host_labels(hosts):
+    """Each host's name: its host name, or its fingerprint when two share the name."""
+    names = [h["host"] for h in hosts]
+    return [h["fingerprint"] if names.count(h["host"]) > 1 else h["host"] for h in hosts]
+
+
+# The side-by-side comparison: (metric, column title, format).
+SIDE_METRICS = [("rate_accuracy", "rate_accuracy", "{:.3f}"),
+                ("magnitude_error", "magnitude_error", "{:.3f}"),
+                ("thread_tvd", "thread_tvd", "{:.3f}"),
+                ("suspend_window_p50_ns", "window p50", None),
+                ("suspend_window_p99_ns", "window p99", None),
+                ("suspend_window_p50_floor_ratio", "window p50 / floor", "{:.1f}×"),
+                ("suspend_window_p99_floor_ratio", "window p99 / floor", "{:.1f}×"),
+                ("stop_latency_p50_ns", "stop p50", None),
+                ("stop_latency_p99_ns", "stop p99", None)]
+
+
+def hosts_section(page, runs, samplers):
+    """Several hosts in the data (a merged file, or files of several machines): the same
+    cell's key metrics per host in adjacent columns, and each host's calibration floors."""
+    hosts = host_list(runs)
+    labels = host_labels(hosts)
+    page.p("The files hold runs of several hosts (a host is a machine class: its host "
+           "fingerprint). The same cell on each host, side by side: means over its ok runs "
+           "on that host; '-' where a host has no value. Floor ratios divide by each host's "
+           "own calibration floor (below). The other sections pool the hosts.", "caption")
+    page.add(table(["host", "fingerprint", "kernel", "nproc", "tick Hz", "revision", "runs"],
+                   [[lb, h["fingerprint"] or "-", h["kernel"], h["nproc"], h["tick_hz"],
+                     h["git_rev"], sum(1 for r in runs if r["host"]["key"] == h["key"])]
+                    for lb, h in zip(labels, hosts)]))
+    names = []
+    for c in (c for h in hosts for c in h["calib"]):
+        if c["name"] not in names:
+            names.append(c["name"])
+    if names:
+        rows = []
+        for n in names:
+            row = [n]
+            for h in hosts:
+                got = [c for c in h["calib"] if c["name"] == n and c.get("phase") == "start"]
+                got = got or [c for c in h["calib"] if c["name"] == n]
+                c = got[0] if got else None
+                row.append("-" if c is None or int(c["n"]) == 0 else
+                           f"{fmt_ns(float(c['p50_ns']))} / {fmt_ns(float(c['p99_ns']))}")
+            rows.append(row)
+        page.p("Calibration floors per host (start of the bench; p50 / p99): what each "
+               "host's own mechanisms cost, the denominators of its floor ratios.", "caption")
+        page.add(table(["floor"] + labels, rows))
+    else:
+        page.p("no host in these files has a calibration table (schema 1, or merged before "
+               "runs kept their host's): floor ratios are not available", "note")
+    by = {}
+    for r in ok(runs):
+        if r["sampler"] in samplers:
+            key = (r["sampler"], r["workload"], r["threads"], r["hz"])
+            by.setdefault(key, {}).setdefault(r["host"]["key"], []).append(r)
+    order = {s: i for i, s in enumerate(samplers)}
+    header, rows = ["cell"], []
+    for _, title, _ in SIDE_METRICS:
+        header += [f"{title} {lb}" for lb in labels]
+    for key in sorted(by, key=lambda k: (len(by[k]) < 2, order.get(k[0], 99), k[1:])):
+        row = [f"{key[0]}/{key[1]}/{key[2]}t/{key[3]:g}Hz"]
+        for m, _, fmt in SIDE_METRICS:
+            for h in hosts:
+                v = stat(r[m] for r in by[key].get(h["key"], []))[0]
+                row.append("-" if not np.isfinite(v) else fmt.format(v) if fmt else fmt_ns(v))
+        rows.append(row)
+    page.add(table(header, rows))
+
+
+def history_section(page, outdir, files, metrics):
+    """The History section: `sampbench history` over files (the chosen metrics per cell
+    over the commits, the gate's verdicts marked), its table and its plot."""
+    exe = os.environ.get("SAMPBENCH_BIN") or "sampbench"
+    cmd = [exe, "history", "--plot", os.path.join(outdir, "history.svg")]
+    if metrics:
+        cmd += ["--metric", metrics]
+    try:
+        p = subprocess.run(cmd + files, capture_output=True, text=True)
+    except OSError as e:
+        die(f"cannot run {exe} history: {e.strerror}", 1)
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines() or [f"{exe} history failed ({p.returncode})"]
+        print(lines[-1], file=sys.stderr)
+        sys.exit(p.returncode)
+    out = "\n".join(l for l in p.stdout.splitlines() if not l.startswith("plot: "))
+    page.p(f"{len(files)} files, oldest first by creation time, headed by their git "
+           "revision (+: modified tree); a value per cell (median of its ok runs; A/B files: "
+           "variant A). The gate row and '!' come from FILE.gate.json beside each file "
+           "(as make bench writes it): FAIL and '!' where the gate failed that metric of "
+           "that cell; red rings in the plot. Computed by sampbench history.", "caption")
+    page.add(f"<pre>{esc(out)}</pre>")
+    page.img("history.svg", "history plot")
+
+
+def build(paths, outdir, history=None, history_metrics=None):
     hosts, all_runs = load(paths)
     import_modules(plotting=True)
     runs = [r for r in all_runs if r["sampler"] != "none"]  # none: the overhead reference
@@ -742,6 +881,10 @@ def build(paths, outdir):
            f"workloads {', '.join(sorted({r['workload'] for r in runs}))}; threads "
            f"{', '.join(map(str, threads_all))}; Hz "
            f"{', '.join(f'{h:g}' for h in sorted({r['hz'] for r in runs}))}.")
+
+    if len(host_list(all_runs)) > 1:
+        page.section("hosts", "Hosts side by side")
+        hosts_section(page, all_runs, samplers)
 
     items = []
     findings_rate(items, runs, samplers)
@@ -838,6 +981,10 @@ def build(paths, outdir):
     page.section("runs", "All cells")
     summary_table(page, all_runs, samplers)
 
+    if history:
+        page.section("history", "History")
+        history_section(page, outdir, history, history_metrics)
+
     title = f"sampbench accuracy report: {', '.join(h['file'] for h in hosts)}"
     tmp = os.path.join(outdir, ".index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -855,8 +1002,10 @@ def main():
     ap = Parser(prog="sampbench report", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", metavar="FILE.h5")
     ap.add_argument("-o", "--output", required=True, metavar="DIR")
+    ap.add_argument("--history", nargs="+", metavar="FILE.h5")
+    ap.add_argument("--history-metric", metavar="M[,M...]")
     args = ap.parse_args()
-    for p in args.files:
+    for p in args.files + (args.history or []):
         if not os.access(p, os.R_OK):
             die(f"cannot read {p}: {os.strerror(2) if not os.path.exists(p) else 'permission denied'}")
     import_modules(plotting=False)
@@ -864,7 +1013,7 @@ def main():
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         die(f"cannot create {args.output}: {e.strerror}", 1)
-    items, images = build(args.files, args.output)
+    items, images = build(args.files, args.output, args.history, args.history_metric)
     print(f"{os.path.join(args.output, 'index.html')}: {len(items)} findings, "
           f"{len(images)} images")
 

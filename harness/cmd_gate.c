@@ -25,7 +25,9 @@ static const char gate_usage[] =
 	"    sample pooled with an order-statistic bound; a limit may be a host fact\n"
 	"    (2.0 * host.rendezvous_p99_ns) or another sampler's median;\n"
 	"  - a file holding variants A and B (an A/B bench): B against A inside the file.\n"
-	"Timing metrics are compared with a baseline only of the same host fingerprint.\n"
+	"Timing metrics are compared with a baseline only of the same host fingerprint. A\n"
+	"merged file of several hosts is judged per host (cells never pool hosts; host facts\n"
+	"are each host's own), with a verdict per host and an overall one.\n"
 	"Prints one row per check (a failed budget with the class rule that applied) and a\n"
 	"verdict. Rules and formats: docs/gate.md.\n"
 	"\n";
@@ -132,6 +134,7 @@ struct loaded {
 	struct sb_host host;
 	struct sb_run *runs;
 	size_t n;
+	struct h5_run_hosts hosts; /* a merged file's runs of several hosts */
 };
 
 static int load(const char *path, const char *what, struct loaded *l)
@@ -143,7 +146,7 @@ static int load(const char *path, const char *what, struct loaded *l)
 		return -1;
 	}
 	/* with samples: quantile budgets are judged on every sample of a cell, pooled */
-	if (h5_read(path, &l->host, &l->runs, &l->n, 1, err, sizeof(err)) != 0) {
+	if (h5_read_hosts(path, &l->host, &l->runs, &l->n, 1, &l->hosts, err, sizeof(err)) != 0) {
 		sb_err("cannot read %s: %s", what, err);
 		return -1;
 	}
@@ -205,6 +208,7 @@ static void free_loaded(struct loaded *l)
 	for (size_t i = 0; i < l->n; i++)
 		run_free(&l->runs[i]);
 	free(l->runs);
+	h5_run_hosts_free(&l->hosts);
 }
 
 int cmd_gate(int argc, char **argv)
@@ -245,8 +249,12 @@ int cmd_gate(int argc, char **argv)
 
 	/* --sampler: only its cells are judged; the others stay as references (a budget
 	 * against gperftools, "does any sampler measure this here") */
-	struct gate_side cs = { env.current, &cur.host, cur.runs, cur.n, env.sampler };
-	struct gate_side bs = { env.baseline, &base.host, base.runs, base.n, NULL };
+	struct gate_side cs = { .path = env.current, .host = &cur.host, .runs = cur.runs,
+				.nruns = cur.n, .only = env.sampler, .hosts = cur.hosts.v,
+				.nhosts = cur.hosts.n, .run_host = cur.hosts.of_run };
+	struct gate_side bs = { .path = env.baseline, .host = &base.host, .runs = base.runs,
+				.nruns = base.n, .hosts = base.hosts.v, .nhosts = base.hosts.n,
+				.run_host = base.hosts.of_run };
 	if (gate_eval(cfg, env.baseline ? &bs : NULL, &cs, &res) != 0) {
 		sb_err("out of memory");
 		rc = SB_EXIT_FAIL;

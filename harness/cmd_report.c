@@ -16,26 +16,41 @@
 #define SCRIPT "analysis/report.py"
 
 static const char usage_text[] =
-	"usage: sampbench report FILE.h5 [FILE.h5...] -o DIR\n"
+	"usage: sampbench report FILE.h5 [FILE.h5...] -o DIR [--history-metric M[,M...]]\n"
+	"                        [--history FILE.h5...]\n"
 	"\n"
 	"Writes DIR/index.html and its PNG images: accuracy of every sampler in the files\n"
 	"(rate, magnitude, threads, suspend latency, overhead) against the truth and against\n"
 	"gperftools, with findings computed from the data. Several files are merged (e.g. one\n"
-	"per thread count). Needs " PYTHON " with python3-h5py, python3-numpy and\n"
+	"per thread count). Runs of several hosts (a merged file) add a section comparing\n"
+	"each cell across the hosts, side by side. Needs " PYTHON " with python3-h5py, python3-numpy and\n"
 	"python3-matplotlib; set SAMPBENCH_ROOT to the source tree if the script is not found.\n"
-	"\n";
+	"
+";
 
 static struct env {
 	const char *output;
+	const char *history;
+	const char *history_metric;
 } env;
 
 static const struct env env_defaults = { 0 };
 
 /* Checked here, so that a bad option is refused before Python starts; the script parses
- * the command line again (it checks -o and the files itself). */
+ * the command line again (it checks -o and the files itself; --history takes the rest of
+ * the line there). */
 const struct opt cmd_report_options[] = {
 	OPT_STRING('o', "output", &env.output, "DIR",
 		   "output directory (created; index.html replaced)"),
+	OPT_STRING(0, "history", &env.history, "FILE.h5...",
+		   "add a History section: `sampbench history` of these files
+"
+		   "(metrics per cell over the commits, the gate's verdicts),
+"
+		   "its table and DIR/history.svg; takes the rest of the line"),
+	OPT_STRING(0, "history-metric", &env.history_metric, "LIST",
+		   "its metrics (default: suspend_window_p50_ns,
+suspend_window_p99_ns)"),
 	OPT_HELP(),
 	OPT_END(),
 };
@@ -71,28 +86,10 @@ int cmd_report(int argc, char **argv)
 {
 	char script[PATH_MAX + 32];
 	char **args;
+	int rc = SB_EXIT_FAIL;
 
-	env = env_defaults;
-	int first = opt_parse("report", cmd_report_options, argc, argv, 0);
-	if (first == OPT_PARSE_HELP) {
-		fputs(usage_text, stdout);
-		opt_help(stdout, cmd_report_options);
-		return SB_EXIT_OK;
-	}
-	if (first < 0)
-		return SB_EXIT_USAGE;
-	if (access(PYTHON, X_OK) != 0) {
-		sb_err("%s not found: install python3, python3-h5py, python3-numpy and "
-		       "python3-matplotlib (make deps)", PYTHON);
-		return SB_EXIT_FAIL;
-	}
-	if (find_script(script, sizeof(script)) < 0) {
-		sb_err("report script %s not found (set SAMPBENCH_ROOT to the source tree)",
-		       getenv("SAMPBENCH_ROOT") && *getenv("SAMPBENCH_ROOT") ? script : SCRIPT);
-		return SB_EXIT_FAIL;
-	}
-	/* the options first, the files after them (getopt_long's order): the same command
-	 * line to argparse */
+	/* Python gets the command line as typed: getopt_long permutes argv, which would move
+	 * the main files behind `--history FILE...` (that option takes the rest of the line) */
 	args = calloc((size_t)argc + 3, sizeof(*args));
 	if (!args) {
 		sb_err("out of memory");
@@ -100,13 +97,40 @@ int cmd_report(int argc, char **argv)
 	}
 	for (int i = 1; i < argc; i++)
 		args[i + 2] = argv[i];
+	env = env_defaults;
+	int first = opt_parse("report", cmd_report_options, argc, argv, 0);
+	if (first == OPT_PARSE_HELP) {
+		fputs(usage_text, stdout);
+		opt_help(stdout, cmd_report_options);
+		rc = SB_EXIT_OK;
+		goto cleanup;
+	}
+	if (first < 0) {
+		rc = SB_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (access(PYTHON, X_OK) != 0) {
+		sb_err("%s not found: install python3, python3-h5py, python3-numpy and "
+		       "python3-matplotlib (make deps)", PYTHON);
+		goto cleanup;
+	}
+	if (find_script(script, sizeof(script)) < 0) {
+		sb_err("report script %s not found (set SAMPBENCH_ROOT to the source tree)",
+		       getenv("SAMPBENCH_ROOT") && *getenv("SAMPBENCH_ROOT") ? script : SCRIPT);
+		goto cleanup;
+	}
 	args[0] = "python3";
 	args[1] = "-B"; /* no __pycache__ in the source tree */
 	args[2] = script;
 	setenv("MPLBACKEND", "Agg", 1);
+	/* the History section runs this binary's `history` */
+	char exe[PATH_MAX];
+	if (plat_self_exe(exe, sizeof(exe)) > 0)
+		setenv("SAMPBENCH_BIN", exe, 1);
 	fflush(NULL);
 	execv(PYTHON, args);
 	sb_err("cannot run %s: %s", PYTHON, strerror(errno));
+cleanup:
 	free(args);
-	return SB_EXIT_FAIL;
+	return rc;
 }

@@ -177,6 +177,8 @@ struct sb_h5 {
 	hid_t calib_type;
 	hsize_t nruns;
 	struct sb_host host; /* repeated on every run group */
+	struct sb_host root; /* the root's host, while h5_append_run_host() writes another */
+	int run_host_tables; /* the run group's host is not the root's: write its own tables */
 	int force;
 	char *path;
 	char *tmp;
@@ -408,6 +410,32 @@ static int attr_i64(hid_t loc, const char *name, int64_t v)
 static int attr_f64(hid_t loc, const char *name, double v)
 {
 	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+/* 1 when a and b are the same host record: identity, facts and calibration (compared
+ * field by field: struct padding may differ). */
+static int host_same(const struct sb_host *a, const struct sb_host *b)
+{
+	if (strcmp(a->host, b->host) || strcmp(a->kernel, b->kernel) || a->nproc != b->nproc ||
+	    a->tick_hz != b->tick_hz || strcmp(a->tick_source, b->tick_source) ||
+	    strcmp(a->compiler, b->compiler) || strcmp(a->version, b->version) ||
+	    strcmp(a->git_rev, b->git_rev) || strcmp(a->build, b->build) ||
+	    strcmp(a->fingerprint, b->fingerprint) || a->nfacts != b->nfacts ||
+	    a->ncalib != b->ncalib)
+		return 0;
+	for (int i = 0; i < a->nfacts && i < SB_HOST_MAX_FACTS; i++)
+		if (strcmp(a->facts[i].name, b->facts[i].name) ||
+		    memcmp(&a->facts[i].value, &b->facts[i].value, sizeof(double)))
+			return 0;
+	for (int i = 0; i < a->ncalib && i < SB_CALIB_MAX; i++) {
+		const struct sb_calib_row *x = &a->calib[i], *y = &b->calib[i];
+		if (strcmp(x->name, y->name) || strcmp(x->phase, y->phase) || x->n != y->n ||
+		    memcmp(&x->p50_ns, &y->p50_ns, sizeof(double)) ||
+		    memcmp(&x->p99_ns, &y->p99_ns, sizeof(double)) ||
+		    memcmp(&x->max_ns, &y->max_ns, sizeof(double)) || strcmp(x->reason, y->reason))
+			return 0;
+	}
+	return 1;
 }
 
 static int write_host(hid_t loc, const struct sb_host *h)
@@ -724,6 +752,13 @@ static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 	    attr_f64(g, "wall_s", r->wall_s) < 0 || attr_str(g, "variant", r->variant) < 0 ||
 	    write_host(g, &f->host) < 0)
 		goto cleanup;
+	/* a merged run of another host keeps that host's facts and calibration beside it */
+	if (f->run_host_tables &&
+	    (write_table(g, "host_facts", f->fact_type, f->host.facts,
+			 clamp_count(f->host.nfacts, SB_HOST_MAX_FACTS), "") < 0 ||
+	     write_table(g, "calibration", f->calib_type, f->host.calib,
+			 clamp_count(f->host.ncalib, SB_CALIB_MAX), "") < 0))
+		goto cleanup;
 	m = calloc(sb_metric_count ? sb_metric_count : 1, sizeof(*m));
 	if (!m)
 		goto cleanup;
@@ -883,6 +918,7 @@ struct rd {
 	uint64_t file_size;  /* bytes, bounds every dataset's extent */
 	char *err;
 	size_t errlen;
+	struct h5_run_hosts *hosts; /* NULL: the runs' own hosts are not wanted */
 };
 
 /* Reads scalar string attribute name into buf (truncated to len). Variable-length strings
@@ -1046,7 +1082,7 @@ static void terminate(char *s, size_t size)
 
 /* Schema 2: the numeric host facts and the calibration table, from /host_facts and
  * /calibration. Returns 0/-1. */
-static int read_host_tables(struct rd *rd, struct sb_host *h)
+static int read_host_tables(struct rd *rd, hid_t loc, const char *grp, struct sb_host *h)
 {
 	hid_t ft = -1, ct = -1;
 	struct sb_host_fact *facts = NULL;
@@ -1061,15 +1097,16 @@ static int read_host_tables(struct rd *rd, struct sb_host *h)
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
 		goto cleanup;
 	}
-	if (read_rows(rd, rd->file, "", "host_facts", ft, &buf, &nf) < 0)
+	if (read_rows(rd, loc, grp, "host_facts", ft, &buf, &nf) < 0)
 		goto cleanup;
 	facts = buf;
-	if (read_rows(rd, rd->file, "", "calibration", ct, &buf, &nc) < 0)
+	if (read_rows(rd, loc, grp, "calibration", ct, &buf, &nc) < 0)
 		goto cleanup;
 	calib = buf;
 	if (nf > SB_HOST_MAX_FACTS || nc > SB_CALIB_MAX) {
-		seterr(rd->err, rd->errlen, "'%s' has %zu host facts and %zu calibration rows, "
-		       "at most %d and %d", rd->path, nf, nc, SB_HOST_MAX_FACTS, SB_CALIB_MAX);
+		seterr(rd->err, rd->errlen, "'%s' has %zu host facts and %zu calibration rows%s%s, "
+		       "at most %d and %d", rd->path, nf, nc, grp[0] ? " in " : "", grp,
+		       SB_HOST_MAX_FACTS, SB_CALIB_MAX);
 		goto cleanup;
 	}
 	for (size_t i = 0; i < nf; i++) {
@@ -1127,8 +1164,102 @@ static int read_host(struct rd *rd, struct sb_host *h)
 		return -1;
 	}
 	if (rd->version >= 2)
-		return read_host_tables(rd, h);
+		return read_host_tables(rd, rd->file, "", h);
 	return 0;
+}
+
+/* The host run group name records: its own attributes over a copy of the root's host
+ * (a schema 1 group may lack some), its own host_facts and calibration when it has them,
+ * else the root's when it names the root's host and fingerprint, else none (a merged run
+ * of another machine written before runs kept their tables). Returns 0/-1. */
+static int read_run_host(struct rd *rd, const char *name, const struct sb_host *root,
+			 struct sb_host *h)
+{
+	static const struct {
+		const char *name;
+		size_t off, len;
+	} strs[] = {
+		{ "host", offsetof(struct sb_host, host), sizeof(h->host) },
+		{ "kernel", offsetof(struct sb_host, kernel), sizeof(h->kernel) },
+		{ "tick_source", offsetof(struct sb_host, tick_source), sizeof(h->tick_source) },
+		{ "compiler", offsetof(struct sb_host, compiler), sizeof(h->compiler) },
+		{ "version", offsetof(struct sb_host, version), sizeof(h->version) },
+		{ "git_rev", offsetof(struct sb_host, git_rev), sizeof(h->git_rev) },
+		{ "build", offsetof(struct sb_host, build), sizeof(h->build) },
+		{ "fingerprint", offsetof(struct sb_host, fingerprint), sizeof(h->fingerprint) },
+	};
+	char grp[GROUP_LEN + 1];
+	int ret = 0;
+
+	*h = *root;
+	hid_t g = H5Gopen2(rd->file, name, H5P_DEFAULT);
+	if (g < 0) {
+		seterr(rd->err, rd->errlen, "'%s' has no group /%s", rd->path, name);
+		return -1;
+	}
+	for (size_t i = 0; i < NFIELDS(strs); i++)
+		if (H5Aexists(g, strs[i].name) > 0 &&
+		    attr_read_str(g, strs[i].name, (char *)h + strs[i].off, strs[i].len,
+				  rd->version < 2) < 0) {
+			seterr(rd->err, rd->errlen, "'%s' has no readable attribute %s in /%s",
+			       rd->path, strs[i].name, name);
+			ret = -1;
+			goto cleanup;
+		}
+	if (H5Aexists(g, "nproc") > 0)
+		attr_read_num(g, "nproc", H5T_NATIVE_INT32, &h->nproc);
+	if (H5Aexists(g, "tick_hz") > 0)
+		attr_read_num(g, "tick_hz", H5T_NATIVE_INT32, &h->tick_hz);
+	snprintf(grp, sizeof(grp), "/%s", name);
+	if (rd->version >= 2 && H5Lexists(g, "host_facts", H5P_DEFAULT) > 0) {
+		h->nfacts = h->ncalib = 0;
+		ret = read_host_tables(rd, g, grp, h);
+	} else if (strcmp(h->host, root->host) || strcmp(h->fingerprint, root->fingerprint)) {
+		h->nfacts = h->ncalib = 0;
+	}
+cleanup:
+	close_id(&g);
+	return ret;
+}
+
+/* Fills rd->hosts: each run's host, the distinct ones once. Returns 0/-1. */
+static int read_run_hosts(struct rd *rd, const struct runs_row *rows, size_t n,
+			  const struct sb_host *root)
+{
+	struct h5_run_hosts *hs = rd->hosts;
+	struct sb_host *h = malloc(sizeof(*h));
+	int ret = -1;
+
+	memset(hs, 0, sizeof(*hs));
+	hs->of_run = calloc(n ? n : 1, sizeof(*hs->of_run));
+	if (!h || !hs->of_run) {
+		seterr(rd->err, rd->errlen, "cannot read '%s': %s", rd->path, strerror(ENOMEM));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (read_run_host(rd, rows[i].group, root, h) < 0)
+			goto cleanup;
+		size_t k = 0;
+		while (k < hs->n && !host_same(&hs->v[k], h))
+			k++;
+		if (k == hs->n) {
+			struct sb_host *v = realloc(hs->v, (hs->n + 1) * sizeof(*v));
+			if (!v) {
+				seterr(rd->err, rd->errlen, "cannot read '%s': %s", rd->path,
+				       strerror(ENOMEM));
+				goto cleanup;
+			}
+			hs->v = v;
+			hs->v[hs->n++] = *h;
+		}
+		hs->of_run[i] = k;
+	}
+	ret = 0;
+cleanup:
+	if (ret < 0)
+		h5_run_hosts_free(hs);
+	free(h);
+	return ret;
 }
 
 /* Fills r's identity from one /runs row. Returns 0/-1. */
@@ -1405,6 +1536,8 @@ static int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 			goto cleanup;
 		}
 	}
+	if (rd->hosts && read_run_hosts(rd, rows, n, h) < 0)
+		goto cleanup;
 	if (host)
 		*host = *h;
 	*runs = out;
@@ -1454,6 +1587,7 @@ static int trial_read(struct rd *rd, int load_samples)
 	}
 	if (pid == 0) {
 		struct rd child = *rd;
+		struct h5_run_hosts hosts;
 		struct sb_run *runs = NULL;
 		char err[8];
 		size_t n = 0;
@@ -1470,6 +1604,7 @@ static int trial_read(struct rd *rd, int load_samples)
 			dup2(null, STDERR_FILENO);
 		child.err = err;
 		child.errlen = sizeof(err);
+		child.hosts = rd->hosts ? &hosts : NULL; /* the run groups' attributes too */
 		child.file = open_path(&child);
 		if (child.file < 0 || read_file(&child, NULL, &runs, &n, load_samples) < 0)
 			_exit(TRIAL_REFUSED);
@@ -1507,10 +1642,19 @@ static int trial_read(struct rd *rd, int load_samples)
 int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
 	    int load_samples, char *err, size_t errlen)
 {
-	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen };
+	return h5_read_hosts(path, host, runs, nruns, load_samples, NULL, err, errlen);
+}
+
+/* h5_read() and each run's host into *hosts when not NULL (see h5io.h). */
+int h5_read_hosts(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
+		  int load_samples, struct h5_run_hosts *hosts, char *err, size_t errlen)
+{
+	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen, .hosts = hosts };
 
 	*runs = NULL;
 	*nruns = 0;
+	if (hosts)
+		memset(hosts, 0, sizeof(*hosts));
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	rd.file = open_path(&rd);
 	if (rd.file < 0)
@@ -1735,12 +1879,20 @@ cleanup:
  * every run's own host). Returns 0, or -1 with one line in h5_strerror(f). */
 int h5_append_run_host(struct sb_h5 *f, const struct sb_run *r, const struct sb_host *host)
 {
-	struct sb_host own = f->host;
-
+	f->root = f->host;
+	f->run_host_tables = !host_same(host, &f->root);
 	f->host = *host;
 	int ret = h5_append_run(f, r);
-	f->host = own;
+	f->host = f->root;
+	f->run_host_tables = 0;
 	return ret;
+}
+
+void h5_run_hosts_free(struct h5_run_hosts *hosts)
+{
+	free(hosts->v);
+	free(hosts->of_run);
+	memset(hosts, 0, sizeof(*hosts));
 }
 
 /* Reads numeric root attribute name of path into *out. Returns 0, 1 when absent, or -1

@@ -49,6 +49,22 @@ const char *h5_strerror(const struct sb_h5 *f);
  * err. */
 int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
 	    int load_samples, char *err, size_t errlen);
+/* The hosts a file's runs ran on. A merged file (harness/cmd_merge.c) holds runs of
+ * several machines: each run group records its own host, and its own host_facts and
+ * calibration tables when they are not the root's. */
+struct h5_run_hosts {
+	struct sb_host *v; /* the distinct hosts, in order of their first run */
+	size_t n;
+	size_t *of_run;    /* run i ran on v[of_run[i]] */
+};
+/* h5_read(), and each run's host into *hosts when hosts is not NULL (free it with
+ * h5_run_hosts_free). A run's host is its group's attributes, its group's host_facts and
+ * calibration when it has them, else the root's when the group names the root's host and
+ * fingerprint, else none (NaN facts: a merged file written before runs kept them). Returns
+ * 0, or -1 with one line in err. */
+int h5_read_hosts(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
+		  int load_samples, struct h5_run_hosts *hosts, char *err, size_t errlen);
+void h5_run_hosts_free(struct h5_run_hosts *hosts);
 /* h5_read() of an HDF5 file image in memory (buf[0..len), copied by HDF5, left as it is);
  * name stands for the path in error messages. For the fuzzer and for files that arrive
  * as bytes. Returns 0, or -1 with one line in err. */
@@ -76,7 +92,8 @@ int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char
  * groups record. Returns NULL with one line in err on failure. */
 struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 			const struct sb_host *host, char *err, size_t errlen);
-/* h5_append_run() with the run group recording host instead of the file's. */
+/* h5_append_run() with the run group recording host instead of the file's, and host's
+ * host_facts and calibration tables when host is not the file's. */
 int h5_append_run_host(struct sb_h5 *f, const struct sb_run *r, const struct sb_host *host);
 /* Reads numeric root attribute name (e.g. `schema_version`) of path. Returns 0, 1 when
  * absent, -1 with one line in err when path cannot be opened. */

@@ -21,6 +21,7 @@
 
 #include "analysis/gate.h"
 #include "analysis/mwu.h"
+#include "results/h5io.h"
 #include "sampler/sampler.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -225,8 +226,9 @@ static const struct gate_check *find_check(const struct gate_result *res, enum g
 
 static void eval(struct gate_result *res, int with_base)
 {
-	struct gate_side b = { "base.h5", &host_a, base_runs, nbase, NULL };
-	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+	struct gate_side b = { .path = "base.h5", .host = &host_a,
+				.runs = base_runs, .nruns = nbase };
+	struct gate_side c = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
 	assert_int_equal(gate_eval(&cfg, with_base ? &b : NULL, &c, res), 0);
 }
 
@@ -330,7 +332,8 @@ static void test_sign_test_budget(void **state)
 		for (int i = 0; i < 5; i++)
 			add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i)
 				->metrics.suspend_window_p99_ns = pass ? slow[i] : mixed[i];
-		struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+		struct gate_side cs = { .path = "cur.h5", .host = &host_b,
+					.runs = cur_runs, .nruns = ncur };
 		assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
 		const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
 							"suspend_window_p99_ns");
@@ -424,7 +427,8 @@ static const struct gate_check *find_budget_line(const struct gate_result *res,
 
 static void eval_cfg(const struct gate_config *c, struct gate_result *res)
 {
-	struct gate_side cs = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b,
+				.runs = cur_runs, .nruns = ncur };
 	assert_int_equal(gate_eval(c, NULL, &cs, res), 0);
 }
 
@@ -691,8 +695,9 @@ static void test_timing_compared_within_one_fingerprint(void **state)
 	add_cell(cur_runs, &ncur, "mach", 2, 5, 0.80, 500e3);
 	snprintf(host_a.fingerprint, sizeof(host_a.fingerprint), "kvm-2c-pti");
 	snprintf(host_b.fingerprint, sizeof(host_b.fingerprint), "bare-8c");
-	struct gate_side b = { "base.h5", &host_a, base_runs, nbase, NULL };
-	struct gate_side c = { "cur.h5", &host_b, cur_runs, ncur, NULL };
+	struct gate_side b = { .path = "base.h5", .host = &host_a,
+				.runs = base_runs, .nruns = nbase };
+	struct gate_side c = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
 	assert_int_equal(gate_eval(&ccfg, &b, &c, &res), 0);
 	assert_null(find_check(&res, GATE_REGRESSION, "mach", 2, "suspend_window_p99_ns"));
 	assert_int_equal(find_check(&res, GATE_REGRESSION, "mach", 2, "rate_accuracy")->state,
@@ -774,7 +779,8 @@ static void test_junit_and_json(void **state)
 	add_cell(base_runs, &nbase, "ctimer", 2, 5, 0.99, NAN);
 	add_cell(cur_runs, &ncur, "ctimer", 2, 5, 0.80, NAN);
 	eval(&res, 1);
-	struct gate_side c = { "cur<&>.h5", &host_b, cur_runs, ncur, NULL };
+	struct gate_side c = { .path = "cur<&>.h5", .host = &host_b,
+				.runs = cur_runs, .nruns = ncur };
 
 	snprintf(path, sizeof(path), "%s/g.xml", tmpdir);
 	assert_int_equal(gate_write_junit(path, &res, err, sizeof(err)), 0);
@@ -929,6 +935,153 @@ static void test_cli_sampler_filter(void **state)
 	unlink(budgets);
 }
 
+/* --- a merged file of two hosts (sampbench merge) --- */
+
+/* Writes runs[0..n) of host h to path through the results API, as a run on h would. */
+static void write_runs(const char *path, const struct sb_host *h, const struct sb_run *runs,
+		       size_t n)
+{
+	struct sb_h5 *f = h5_create(path, h, 1, err, sizeof(err));
+	if (!f)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < n; i++)
+		if (h5_append_run(f, &runs[i]) != 0)
+			fail_msg("%s", h5_strerror(f));
+	h5_set_complete(f, 1);
+	assert_int_equal(h5_close(f), 0);
+}
+
+/* The gate check of (host, kind, sampler, metric), or NULL. */
+static const struct gate_check *find_host_check(const struct gate_result *res, const char *host,
+						const char *sampler, const char *metric)
+{
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		if (k->kind == GATE_BUDGET && !strcmp(k->host, host) && !strcmp(k->sampler, sampler) &&
+		    !strcmp(k->metric, metric))
+			return k;
+	}
+	return NULL;
+}
+
+/* Two hosts, one bench each, merged: the same cells on both, host beta's ctimer broken and
+ * its rendezvous floor 5x lower. One gate invocation judges each host apart. */
+static void test_merged_hosts_judged_per_host(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"budget ctimer rate_accuracy >= 0.95\n"
+		"budget mach suspend_window_p99_ns <= 2.0 * host.rendezvous_p99_ns\n";
+	char a[256], b[256], m[256], budgets[256], json[256], junit[256];
+	struct sb_host alpha = host_a, beta = host_a;
+	snprintf(a, sizeof(a), "%s/alpha.h5", tmpdir);
+	snprintf(b, sizeof(b), "%s/beta.h5", tmpdir);
+	snprintf(m, sizeof(m), "%s/merged.h5", tmpdir);
+	snprintf(budgets, sizeof(budgets), "%s/hosts.budgets", tmpdir);
+	snprintf(json, sizeof(json), "%s/hosts.json", tmpdir);
+	snprintf(junit, sizeof(junit), "%s/hosts.xml", tmpdir);
+	write_file(budgets, text);
+	snprintf(alpha.host, sizeof(alpha.host), "alpha");
+	snprintf(alpha.fingerprint, sizeof(alpha.fingerprint), "x86_64-2cpu-vm-0000aaaa");
+	snprintf(beta.host, sizeof(beta.host), "beta");
+	snprintf(beta.fingerprint, sizeof(beta.fingerprint), "x86_64-2cpu-vm-0000bbbb");
+	assert_int_equal(host_fact_set(&alpha, "rendezvous_p99_ns", 150e3), 0);
+	assert_int_equal(host_fact_set(&beta, "rendezvous_p99_ns", 30e3), 0);
+
+	/* the same cells on both hosts: mach's window 250 us everywhere, ctimer's rate 0.99
+	 * on alpha and 0.80 on beta */
+	add_cell(cur_runs, &ncur, "ctimer", 2, 3, 0.99, NAN);
+	add_cell(cur_runs, &ncur, "mach", 2, 3, 1.0, 250e3);
+	for (size_t i = 0; i < ncur; i++)
+		cur_runs[i].run_id = (int64_t)i;
+	write_runs(a, &alpha, cur_runs, ncur);
+	for (size_t i = 0; i < 3; i++)
+		cur_runs[i].metrics.rate_accuracy = 0.80 + 0.002 * (double)i;
+	write_runs(b, &beta, cur_runs, ncur);
+	assert_int_equal(run(out, sizeof(out), ARGS("merge", "-f", m, a, b)), 0);
+
+	/* the merged file keeps beta's own facts beside its runs */
+	struct sb_host root;
+	struct sb_run *runs;
+	struct h5_run_hosts hosts;
+	size_t n;
+	assert_int_equal(h5_read_hosts(m, &root, &runs, &n, 0, &hosts, err, sizeof(err)), 0);
+	assert_int_equal(n, 12);
+	assert_int_equal(hosts.n, 2);
+	assert_string_equal(hosts.v[hosts.of_run[11]].host, "beta");
+	assert_true(host_fact(&hosts.v[hosts.of_run[11]], "rendezvous_p99_ns") == 30e3);
+	assert_true(host_fact(&hosts.v[hosts.of_run[0]], "rendezvous_p99_ns") == 150e3);
+
+	struct gate_result res;
+	struct gate_side side = { .path = m, .host = &root, .runs = runs, .nruns = n,
+				  .hosts = hosts.v, .nhosts = hosts.n, .run_host = hosts.of_run };
+	assert_int_equal(gate_config_parse(text, "hosts", &ccfg, err, sizeof(err)), 0);
+	assert_int_equal(gate_eval(&ccfg, NULL, &side, &res), 0);
+	/* (a) the rate budget fails on beta only */
+	const struct gate_check *ka = find_host_check(&res, "alpha", "ctimer", "rate_accuracy");
+	const struct gate_check *kb = find_host_check(&res, "beta", "ctimer", "rate_accuracy");
+	assert_non_null(ka);
+	assert_non_null(kb);
+	assert_int_equal(ka->state, GATE_PASS);
+	assert_int_equal(kb->state, GATE_FAIL);
+	/* (b) the host-fact budget's limit is each host's own fact: 2 x 150 us passes 250 us
+	 * on alpha, 2 x 30 us fails it on beta */
+	ka = find_host_check(&res, "alpha", "mach", "suspend_window_p99_ns");
+	kb = find_host_check(&res, "beta", "mach", "suspend_window_p99_ns");
+	assert_non_null(ka);
+	assert_non_null(kb);
+	assert_true(ka->baseline == 300e3 && ka->state == GATE_PASS);
+	assert_true(kb->baseline == 60e3 && kb->state == GATE_FAIL);
+	/* (c) a cell per host: 3 runs each, not the 6 of both, and each host's own median */
+	kb = find_host_check(&res, "beta", "ctimer", "rate_accuracy");
+	assert_int_equal(kb->ncur, 3);
+	assert_true(fabs(kb->current - 0.802) < 1e-9);
+	assert_int_equal(res.nchecks, 4);
+	assert_int_equal(res.nhosts, 2);
+	assert_int_equal(res.hosts[0].failed + res.hosts[1].failed, 2);
+	assert_int_equal(res.hosts[!strcmp(res.hosts[0].host, "alpha")].failed, 2);
+	gate_result_free(&res);
+	for (size_t i = 0; i < n; i++)
+		run_free(&runs[i]);
+	free(runs);
+	h5_run_hosts_free(&hosts);
+
+	/* the CLI: each row and the verdict name the host; JSON and JUnit too */
+	int rc = run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--json", json,
+					    "--junit", junit, m));
+	if (rc != 1 || !strstr(out, "gate: FAIL (alpha PASS, beta FAIL): 4 checks, 2 failed") ||
+	    !strstr(out, "✓ alpha/ctimer/skewed/2t/100Hz") ||
+	    !strstr(out, "✗ beta/ctimer/skewed/2t/100Hz") ||
+	    !strstr(out, "✗ beta/mach/skewed/2t/100Hz"))
+		fail_msg("want per-host rows and verdicts, got exit %d:\n%s", rc, out);
+	FILE *f = fopen(json, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(out, "{\"host\": \"beta\", \"fingerprint\": \"x86_64-2cpu-vm-0000bbbb\", "
+				    "\"verdict\": \"fail\""));
+	assert_non_null(strstr(out, "\"state\": \"fail\", \"host\": \"beta\", \"sampler\": \"ctimer\""));
+	assert_null(strstr(out, "\"state\": \"fail\", \"host\": \"alpha\""));
+	f = fopen(junit, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(out, "<testcase classname=\"beta/ctimer/skewed/2t/100Hz\""));
+
+	/* one host's file alone: no host in its rows (output as before) */
+	rc = run(out, sizeof(out), ARGS("gate", "--budgets", budgets, a));
+	if (rc != 0 || !strstr(out, "✓ ctimer/skewed/2t/100Hz") || !strstr(out, "gate: PASS: "))
+		fail_msg("want the single-host output, got exit %d:\n%s", rc, out);
+	unlink(a);
+	unlink(b);
+	unlink(m);
+	unlink(budgets);
+	unlink(json);
+	unlink(junit);
+}
+
 /* Removes the run files the fault tests left in tmpdir. */
 static void remove_run_files(void)
 {
@@ -969,6 +1122,7 @@ int main(void)
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
 		cmocka_unit_test(test_fault_drop_regresses_against_baseline),
+		cmocka_unit_test_setup(test_merged_hosts_judged_per_host, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	remove_run_files();

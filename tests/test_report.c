@@ -1,11 +1,14 @@
 /* test_report.c - `sampbench report` on small real bench files: every section, every image
  * a PNG with data, the HTML balanced (analysis/report/check.py judges); the checker itself
- * catches a broken page and a blank image; bad input gives one line and exit 2. */
+ * catches a broken page and a blank image; bad input gives one line and exit 2; a merged
+ * file of two hosts compared side by side; the History section over several files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
+
+#include "results/h5io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +133,99 @@ static void test_checker_catches(void **state)
 	assert_null(strstr(out, "report ok"));
 }
 
+/* The section `id` of the report in out_dir/index.html, tags removed, into buf. */
+static void section_text(const char *dirpath, const char *id, char *buf, size_t len)
+{
+	assert_int_equal(sh(buf, len, PYTHON " -c \"import re, sys, html; "
+			    "s = open('%s/index.html').read(); "
+			    "m = re.search(r'<section id=.%s.>(.*?)</section>', s, re.S); "
+			    "t = re.sub(r'</t[dh]>', ' | ', m.group(1)) if m else 'NONE'; "
+			    "print(html.unescape(re.sub(r'<[^>]+>', '', t)))\"", dirpath, id), 0);
+}
+
+/* a.h5's runs twice in one file, the second time as host "macmini" (another fingerprint,
+ * its own calibration, and a rate_accuracy of 0.5 in every run): what `merge` makes of two
+ * machines' benches. */
+static void write_two_host_file(const char *path)
+{
+	char in[600], err[512];
+	struct sb_host host, other;
+	struct sb_run *runs;
+	size_t n;
+
+	snprintf(in, sizeof(in), "%s/a.h5", dir);
+	assert_int_equal(h5_read(in, &host, &runs, &n, 1, err, sizeof(err)), 0);
+	other = host;
+	snprintf(other.host, sizeof(other.host), "macmini");
+	snprintf(other.fingerprint, sizeof(other.fingerprint), "arm64-8cpu-bare-0000cafe");
+	for (int i = 0; i < other.ncalib; i++)
+		other.calib[i].p99_ns = 7.77e6; /* "7.77 ms" in the floors table */
+	struct sb_h5 *f = h5_create(path, &host, 1, err, sizeof(err));
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++) {
+		runs[i].run_id = (int64_t)i;
+		assert_int_equal(h5_append_run(f, &runs[i]), 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		runs[i].run_id = (int64_t)(n + i);
+		runs[i].metrics.rate_accuracy = 0.5;
+		assert_int_equal(h5_append_run_host(f, &runs[i], &other), 0);
+	}
+	assert_int_equal(h5_close(f), 0);
+	for (size_t i = 0; i < n; i++)
+		run_free(&runs[i]);
+	free(runs);
+}
+
+/* Two hosts: a section with each cell's metrics per host in adjacent columns, and each
+ * host's own floors; a file of one host has no such section. History over a.h5, b.h5 and
+ * the merged file: the table with b's failed gate marked, and the plot. */
+static void test_hosts_and_history(void **state)
+{
+	(void)state;
+	char out[16384], two[600], rep[600], budgets[600];
+
+	snprintf(two, sizeof(two), "%s/two.h5", dir);
+	snprintf(rep, sizeof(rep), "%s/report2", dir);
+	snprintf(budgets, sizeof(budgets), "%s/fail.budgets", dir);
+	write_two_host_file(two);
+	/* b's gate JSON, as make bench writes it beside the file: itimer's rate fails */
+	assert_int_equal(sh(out, sizeof(out), "echo 'budget itimer rate_accuracy >= 2' > %s && "
+			    "%s gate --budgets %s --json %s/b.gate.json %s/b.h5 >/dev/null; "
+			    "test $? = 1", budgets, bin, budgets, dir, dir), 0);
+	int rc = sh(out, sizeof(out), "%s report %s -o %s --history-metric rate_accuracy "
+		    "--history %s/a.h5 %s/b.h5 %s", bin, two, rep, dir, dir, two);
+	if (rc != 0)
+		fail_msg("report with two hosts and history failed (%d): %s", rc, out);
+	rc = sh(out, sizeof(out), PYTHON " -B " CHECKER " %s", rep);
+	if (rc != 0)
+		fail_msg("report check failed (%d):\n%s", rc, out);
+
+	section_text(rep, "hosts", out, sizeof(out));
+	assert_non_null(strstr(out, "rate_accuracy macmini"));
+	assert_non_null(strstr(out, "7.77 ms"));
+	/* the itimer cell at 4 threads: 0.500 in macmini's column, right after this host's */
+	const char *row = strstr(out, "itimer/skewed/4t/200Hz | ");
+	assert_non_null(row);
+	row += strlen("itimer/skewed/4t/200Hz | ");
+	assert_int_not_equal(strncmp(row, "0.500 |", 7), 0);
+	row = strstr(row, " | ");
+	assert_non_null(row);
+	assert_int_equal(strncmp(row, " | 0.500 | ", 11), 0);
+
+	section_text(rep, "history", out, sizeof(out));
+	assert_non_null(strstr(out, "rate_accuracy"));
+	assert_non_null(strstr(out, "FAIL")); /* b's verdict */
+	row = strstr(out, "itimer/skewed/2t/200Hz");
+	assert_non_null(row);
+	assert_non_null(strchr(row, '!'));    /* b's failed value */
+	assert_int_equal(sh(out, sizeof(out), "grep -c '<circle' %s/history.svg", rep), 0);
+
+	/* one host: no side-by-side section */
+	assert_int_not_equal(sh(out, sizeof(out), "grep -q 'id=\"hosts\"' %s/index.html",
+				out_dir), 0);
+}
+
 /* Asserts exit code want and one "sampbench: " line containing msg. */
 static void expect_error(int want, const char *msg, const char *cmd)
 {
@@ -165,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_report_complete),
 		cmocka_unit_test(test_checker_catches),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_hosts_and_history),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

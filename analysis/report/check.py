@@ -4,7 +4,8 @@
 Fails (exit 1, one line per problem) unless: index.html parses with balanced tags and no
 network references; every section is there with a heading and an image, a table or a note;
 the host facts are shown; every finding carries a number; every image is a PNG beside
-index.html with data in it (pixel variance, several colours), and every PNG is used.
+index.html with data in it (pixel variance, several colours), or an SVG with drawn lines
+and points (the History plot), and every PNG and SVG is used.
 """
 import os
 import sys
@@ -87,6 +88,16 @@ def check_png(path):
     return None
 
 
+def check_svg(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        doc = f.read()
+    if not doc.lstrip().startswith("<svg") or not doc.rstrip().endswith("</svg>"):
+        return "not an SVG"
+    if " L" not in doc and "<circle" not in doc:
+        return "blank (no line, no point)"
+    return None
+
+
 def check(outdir):
     problems = []
     index = os.path.join(outdir, "index.html")
@@ -119,10 +130,10 @@ def check(outdir):
         if os.path.dirname(src) or not os.path.isfile(path):
             problems.append(f"image {src} not beside index.html")
             continue
-        why = check_png(path)
+        why = check_svg(path) if src.endswith(".svg") else check_png(path)
         if why:
             problems.append(f"image {src}: {why}")
-    unused = set(n for n in os.listdir(outdir) if n.endswith(".png")) - set(p.images)
+    unused = set(n for n in os.listdir(outdir) if n.endswith((".png", ".svg"))) - set(p.images)
     problems += [f"image {n} not in the page" for n in sorted(unused)]
     if not p.images:
         problems.append("no images")
