@@ -273,7 +273,11 @@ static int ab_runner(void *arg, size_t i, const struct run_spec *spec, int64_t i
 
 	(void)i;
 	if (ctx->build) {
-		if (id % 2) /* odd ids: the candidate, right after the reference's run of spec */
+		/* each spec runs twice in a row (ids 2k, 2k+1): the reference first on even
+		 * repetitions, the candidate first on odd ones (A B, B A, ...), so that whatever
+		 * favours the first or the second run of a pair (a load that builds up, caches
+		 * the first one warms) does not fall on one build every time */
+		if ((id % 2) != (spec->repetition % 2))
 			return ab_run_candidate(ctx->build, spec, id, r);
 		v = 'A';
 	} else {

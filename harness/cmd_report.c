@@ -23,10 +23,10 @@ static const char usage_text[] =
 	"(rate, magnitude, threads, suspend latency, overhead) against the truth and against\n"
 	"gperftools, with findings computed from the data. Several files are merged (e.g. one\n"
 	"per thread count). Runs of several hosts (a merged file) add a section comparing\n"
-	"each cell across the hosts, side by side. Needs " PYTHON " with python3-h5py, python3-numpy and\n"
-	"python3-matplotlib; set SAMPBENCH_ROOT to the source tree if the script is not found.\n"
-	"
-";
+	"each cell across the hosts, side by side. Needs " PYTHON " with python3-h5py,\n"
+	"python3-numpy and python3-matplotlib; set SAMPBENCH_ROOT to the source tree if the\n"
+	"script is not found.\n"
+	"\n";
 
 static struct env {
 	const char *output;
@@ -43,14 +43,11 @@ const struct opt cmd_report_options[] = {
 	OPT_STRING('o', "output", &env.output, "DIR",
 		   "output directory (created; index.html replaced)"),
 	OPT_STRING(0, "history", &env.history, "FILE.h5...",
-		   "add a History section: `sampbench history` of these files
-"
-		   "(metrics per cell over the commits, the gate's verdicts),
-"
+		   "add a History section: `sampbench history` of these files\n"
+		   "(metrics per cell over the commits, the gate's verdicts),\n"
 		   "its table and DIR/history.svg; takes the rest of the line"),
 	OPT_STRING(0, "history-metric", &env.history_metric, "LIST",
-		   "its metrics (default: suspend_window_p50_ns,
-suspend_window_p99_ns)"),
+		   "its metrics (default: suspend_window_p50_ns,\nsuspend_window_p99_ns)"),
 	OPT_HELP(),
 	OPT_END(),
 };
