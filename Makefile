@@ -39,7 +39,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # Darwin-only sources (*_darwin.c, platform/darwin.c) are the Darwin build's (mk/darwin.mk).
-LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard sampler/*.c workloads/*.c \
+LIB_SRCS := $(filter-out %_darwin.c harness/main.c,$(wildcard core/*.c sampler/*.c workloads/*.c \
               results/*.c analysis/*.c harness/*.c)) platform/linux.c
 MAIN_SRC := harness/main.c
 TEST_SRCS := $(wildcard tests/test_*.c)

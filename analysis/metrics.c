@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/util.h"
 #include "../harness/run.h"
 #include "../sampler/sampler.h"
 #include "../workloads/workload.h"
@@ -16,7 +17,7 @@ const struct sb_metric_info sb_metric_infos[] = {
 	SB_METRICS(X)
 #undef X
 };
-const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
+const size_t sb_metric_count = ARRAY_SIZE(sb_metric_infos);
 
 void metrics_clear(struct sb_metrics *m)
 {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/util.h"
 #include "../results/h5io.h"
 #include "ab.h"
 #include "cli.h"
@@ -256,7 +257,7 @@ static int check_resume(const char *tmp, const struct identity *id)
 	const char *want[] = { id->digest, env.profile, id->shard, id->ab, SB_GIT_REV };
 	char got[128], err[512];
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		int rc = h5_read_attr(tmp, names[i], got, sizeof(got), err, sizeof(err));
 		if (rc < 0) {
 			sb_err("%s", err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/util.h"
 #include "../results/h5io.h"
 #include "cli.h"
 #include "matrix.h"
@@ -102,7 +103,7 @@ static int read_identity(struct input *in)
 	}
 	if (h5_read_attr_num(in->path, "complete", &in->complete, err, sizeof(err)) != 0)
 		in->complete = 0;
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
 		if (h5_read_attr(in->path, strs[i].name, (char *)in + strs[i].off, strs[i].len, err,
 				 sizeof(err)) < 0) {
 			sb_err("%s", err);

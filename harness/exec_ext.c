@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../analysis/symbolize_linux.h"
+#include "../core/util.h"
 
 #define EXEC_PERF_MAX_CPUS 256
 #define EXEC_PERF_PAGES 256 /* data pages per CPU ring (power of two): 1 MiB */
@@ -197,7 +198,7 @@ int exec_perf_stats(const struct exec_perf *p, const char **names, double *value
 		       (double)p->throttles, (double)p->other_pid, (double)p->dropped,
 		       (double)p->truncated, (double)p->ncpu };
 	int k = 0;
-	for (; k < max && k < (int)(sizeof(n) / sizeof(n[0])); k++) {
+	for (; k < max && k < (int)ARRAY_SIZE(n); k++) {
 		names[k] = n[k];
 		values[k] = v[k];
 	}

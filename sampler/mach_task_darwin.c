@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/util.h"
 #include "extproc.h"
 #include "fpwalk.h"
 #include "sampler.h"
@@ -406,7 +407,7 @@ static int mt_stats(struct sb_stat *out, int max)
 		{ "sampler_exit_status", (double)mt_proc.exit_status },
 	};
 	int n = 0;
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(all) && n < max; i++)
 		out[n++] = all[i];
 	return n;
 }
