@@ -13,12 +13,34 @@
 #define SB_SYM_MODULE_LEN 64
 #define SB_SYM_FUNC_LEN 128
 
+/* The lowest kernel address (x86_64 and arm64 Linux: the upper half). perf callchains hold
+ * kernel frames first; nothing else stores them. */
+#define SB_KERNEL_ADDR_MIN 0xffff800000000000ull
+
+#define SB_SYM_MODULE_KERNEL "[kernel]"
+#define SB_SYM_MODULE_UNKNOWN "?"
+
 struct sb_symbol {
 	uint64_t pc;
-	char module[SB_SYM_MODULE_LEN];  /* basename of the object, "[kernel]" or "?" */
+	char module[SB_SYM_MODULE_LEN];  /* basename of the object, SB_SYM_MODULE_KERNEL, or
+					  * SB_SYM_MODULE_UNKNOWN */
 	char function[SB_SYM_FUNC_LEN];  /* symbol name, or "0x<pc>" when unknown */
 	uint64_t offset;                 /* pc - symbol start (0 when unknown) */
 };
+
+/* Sets out to "nothing known about pc": module SB_SYM_MODULE_UNKNOWN, function "0x<pc>",
+ * offset 0. */
+void symbol_set_unknown(struct sb_symbol *out, uint64_t pc);
+/* 1 when sym names a function, 0 when it holds only the "0x<pc>" placeholder (or nothing). */
+int symbol_function_known(const struct sb_symbol *sym);
+/* 1 when sym's module is known (kernel included), 0 when empty or SB_SYM_MODULE_UNKNOWN. */
+int symbol_module_known(const struct sb_symbol *sym);
+/* 1 when sym is the kernel's. */
+int symbol_is_kernel(const struct sb_symbol *sym);
+
+/* The distinct PCs of frames[0..n), sorted ascending, malloc'd (the caller frees); *k gets
+ * how many. NULL when out of memory. The order symbol tables are kept in (symbol_find). */
+uint64_t *symbol_distinct_pcs(const uint64_t *frames, size_t n, size_t *k);
 
 struct sb_symbolizer;
 

@@ -69,7 +69,7 @@ void exec_print_top(FILE *out, const struct sb_run *runs, size_t n)
 			 * them per module instead. */
 			char modname[SB_SYM_FUNC_LEN];
 			const char *name = sym ? sym->function : "?";
-			if (sym && !strncmp(name, "0x", 2)) {
+			if (sym && !symbol_function_known(sym)) {
 				snprintf(modname, sizeof(modname), "[%s, no symbols]", sym->module);
 				name = modname;
 			}
