@@ -15,6 +15,8 @@
 
 int child_start(struct child *c, int own_group, void (*body)(void *arg), void *arg)
 {
+	pid_t parent = getpid();
+
 	c->pid = -1;
 	c->own_group = own_group;
 	fflush(NULL); /* nothing buffered is written twice */
@@ -22,7 +24,10 @@ int child_start(struct child *c, int own_group, void (*body)(void *arg), void *a
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		plat_die_with_parent(); /* no orphan keeps running if the harness dies (Linux) */
+		/* No orphan keeps running if the harness dies (Linux); a harness that died
+		 * before the death signal was armed cannot send it any more. */
+		if (plat_die_with_parent() == 0 && getppid() != parent)
+			_exit(127);
 		if (own_group)
 			setpgid(0, 0);
 		body(arg);
