@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/exec_shm.h"
+#include "core/util.h"
 #include "sampler/plugin.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
@@ -291,7 +292,7 @@ __attribute__((constructor)) static void agent_init(void)
 	}
 	A.signo = 0;
 	A.s = NULL;
-	for (size_t i = 0; i < sizeof(agent_samplers) / sizeof(agent_samplers[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(agent_samplers); i++)
 		if (strcmp(agent_samplers[i].s->name, name) == 0) {
 			A.s = agent_samplers[i].s;
 			A.signo = agent_samplers[i].signo();

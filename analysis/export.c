@@ -45,13 +45,12 @@ void export_frame_name(const struct sb_run *r, uint64_t pc, unsigned flags, char
 		snprintf(buf, len, "[unknown]");
 		return;
 	}
-	if (!sym || !sym->function[0] || strncmp(sym->function, "0x", 2) == 0) {
+	if (!sym || !symbol_function_known(sym)) {
 		snprintf(buf, len, "0x%" PRIx64, pc);
 		return;
 	}
-	int kernel = strcmp(sym->module, "[kernel]") == 0;
-	int with_module = (flags & EXPORT_MODULE) && !kernel && sym->module[0] &&
-			  strcmp(sym->module, "?") != 0;
+	int kernel = symbol_is_kernel(sym);
+	int with_module = (flags & EXPORT_MODULE) && !kernel && symbol_module_known(sym);
 	snprintf(buf, len, "%s%s%s%s", with_module ? sym->module : "", with_module ? "!" : "",
 		 sym->function, kernel ? "_[k]" : "");
 	sanitize(buf);
@@ -191,7 +190,7 @@ static char *synthetic_maps(const struct sb_run *r, const char **main_module)
 	for (size_t i = 0; i < r->nsymbols; i++) {
 		const struct sb_symbol *s = &r->symbols[i];
 		size_t j;
-		if (!s->module[0] || strcmp(s->module, "?") == 0)
+		if (!symbol_module_known(s))
 			continue;
 		for (j = 0; j < nm && strcmp(m[j].name, s->module) != 0; j++)
 			;
@@ -211,7 +210,7 @@ static char *synthetic_maps(const struct sb_run *r, const char **main_module)
 		uint64_t hi = (m[j].hi | 0xfff) + (m[j].hi == UINT64_MAX ? 0 : 1);
 		fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 00:00 0 [%s]\n",
 			lo, hi, m[j].name);
-		if (strcmp(m[j].name, "[kernel]") != 0 && m[j].nsyms > m[best].nsyms)
+		if (strcmp(m[j].name, SB_SYM_MODULE_KERNEL) != 0 && m[j].nsyms > m[best].nsyms)
 			best = j;
 	}
 	if (nm)

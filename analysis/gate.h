@@ -182,8 +182,8 @@ void gate_result_free(struct gate_result *res);
  * failures_only), the reference comparison and the one-line verdict. */
 void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
 		const struct gate_result *res, int failures_only);
-/* JUnit XML (one testcase per check) and a JSON summary, each written to path.tmp and
- * renamed. Return 0, or -1 with one line in err. */
+/* JUnit XML (one testcase per check) and a JSON summary, each written to a temporary
+ * file beside path and renamed (core/atomic_file.h). Return 0, or -1 with one line in err. */
 int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen);
 int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
 		    const struct gate_result *res, char *err, size_t errlen);

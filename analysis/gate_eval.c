@@ -4,6 +4,7 @@
  * file). Only ok runs give metric values; failed and skipped runs are counted in the
  * pseudo metrics failed_runs and skipped_runs. */
 #include "analysis/gate_int.h"
+#include "core/util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -424,7 +425,7 @@ static int pooled_quantile(const struct gate_side *side, const struct cell *c, c
 
 	memset(pl, 0, sizeof(*pl));
 	pl->est = pl->lo = pl->hi = NAN;
-	for (size_t i = 0; i < sizeof(pooled_metrics) / sizeof(pooled_metrics[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
 		if (!strcmp(pooled_metrics[i].metric, metric))
 			pi = (int)i;
 	if (pi < 0)
@@ -492,7 +493,7 @@ static int pooled_quantile(const struct gate_side *side, const struct cell *c, c
 
 static int is_pooled_metric(const char *m)
 {
-	for (size_t i = 0; i < sizeof(pooled_metrics) / sizeof(pooled_metrics[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
 		if (!strcmp(pooled_metrics[i].metric, m))
 			return 1;
 	return 0;
@@ -537,7 +538,7 @@ static void paired_worse(const struct gate_side *a, const struct cell *ac, const
 	size_t field = 0, total = 0;
 	double q = 0.5;
 	*worse = *pairs = 0;
-	for (size_t i = 0; i < sizeof(pooled_metrics) / sizeof(pooled_metrics[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
 		if (!strcmp(pooled_metrics[i].metric, metric)) {
 			field = pooled_metrics[i].field;
 			q = pooled_metrics[i].q;
@@ -703,7 +704,7 @@ static long metric_needs(const char *m)
 	size_t n = strlen(m);
 	if (n > 12 && !strcmp(m + n - 12, "_floor_ratio"))
 		return -1;
-	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(needs); i++)
 		if (!strncmp(m, needs[i].prefix, strlen(needs[i].prefix)))
 			return needs[i].cap;
 	return 0;

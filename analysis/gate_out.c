@@ -1,5 +1,6 @@
 /* gate_out.c - the gate's outputs: the verdict table with its `because:` lines, the table
- * against the reference sampler, JUnit XML and JSON (each written to FILE.tmp, renamed). */
+ * against the reference sampler, JUnit XML and JSON (each through a temporary
+ * file, renamed). */
 #include "analysis/gate_int.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/mwu.h"
+#include "core/atomic_file.h"
 
 /* --- outputs --- */
 
@@ -266,36 +268,34 @@ static const char *state_name(enum gate_state s)
 	return names[s];
 }
 
-/* Opens path.tmp; the caller writes and calls finish_tmp(). */
-static FILE *open_tmp(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
+/* Opens a temporary file for path; the caller writes and calls finish_tmp(). */
+static FILE *open_tmp(struct atomic_file *af, const char *path, char *err, size_t errlen)
 {
-	snprintf(tmp, tmplen, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = atomic_file_open(af, path);
 	if (!f)
-		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
 	return f;
 }
 
-static int finish_tmp(FILE *f, const char *tmp, const char *path, char *err, size_t errlen)
+static int finish_tmp(struct atomic_file *af, char *err, size_t errlen)
 {
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		snprintf(err, errlen, "cannot write '%s'", tmp);
-		unlink(tmp);
+	switch (atomic_file_commit(af)) {
+	case 0:
+		return 0;
+	case ATOMIC_FILE_RENAME_FAILED:
+		snprintf(err, errlen, "cannot rename a temporary file to '%s': %s", af->path,
+			 strerror(errno));
+		return -1;
+	default:
+		snprintf(err, errlen, "cannot write '%s'", af->path);
 		return -1;
 	}
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen)
 {
-	char tmp[4096];
-	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
+	struct atomic_file af;
+	FILE *f = open_tmp(&af, path, err, errlen);
 
 	if (!f)
 		return -1;
@@ -332,14 +332,14 @@ int gate_write_junit(const char *path, const struct gate_result *res, char *err,
 		fprintf(f, "</%s>\n    </testcase>\n", k->state == GATE_FAIL ? "failure" : "skipped");
 	}
 	fputs("  </testsuite>\n</testsuites>\n", f);
-	return finish_tmp(f, tmp, path, err, errlen);
+	return finish_tmp(&af, err, errlen);
 }
 
 int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
 		    const struct gate_result *res, char *err, size_t errlen)
 {
-	char tmp[4096];
-	FILE *f = open_tmp(path, tmp, sizeof(tmp), err, errlen);
+	struct atomic_file af;
+	FILE *f = open_tmp(&af, path, err, errlen);
 
 	if (!f)
 		return -1;
@@ -410,5 +410,5 @@ int gate_write_json(const char *path, const struct gate_side *base, const struct
 		fprintf(f, "}%s\n", i + 1 < res->nchecks ? "," : "");
 	}
 	fputs("  ]\n}\n", f);
-	return finish_tmp(f, tmp, path, err, errlen);
+	return finish_tmp(&af, err, errlen);
 }

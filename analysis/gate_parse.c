@@ -2,6 +2,7 @@
  * values with units, conditions, class selectors, host facts, expect lines. */
 #include "analysis/gate_int.h"
 #include "core/config_error.h"
+#include "core/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,7 +26,7 @@ const struct gate_cap_name gate_cap_names[GATE_NCAPS] = {
 
 /* Cell-level counts that budgets can name like metrics. */
 static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs" };
-#define NPSEUDO (sizeof(pseudo_metrics) / sizeof(pseudo_metrics[0]))
+#define NPSEUDO ARRAY_SIZE(pseudo_metrics)
 
 const char *const gate_op_names[6] = { "<=", ">=", "<", ">", "==", "!=" };
 
@@ -85,7 +86,7 @@ static int parse_value(struct cparser *p, const char *s, double *out)
 	double v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v))
 		return cerr(p, "invalid number '%s'", s);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (!strcmp(end, units[i].suffix)) {
 			*out = v * units[i].scale;
 			return 0;
@@ -109,7 +110,7 @@ static int check_sampler(struct cparser *p, const char *s)
 
 static int parse_op(const char *s, enum gate_op *op)
 {
-	for (size_t i = 0; i < sizeof(gate_op_names) / sizeof(gate_op_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(gate_op_names); i++)
 		if (!strcmp(s, gate_op_names[i])) {
 			*op = (enum gate_op)i;
 			return 0;

@@ -129,7 +129,6 @@ static void interval_stats(const struct sb_run *r, double *mean, double *sd)
  * in this process (same binary). GCC clone suffixes (".isra.0", ".constprop.0", ...) are
  * ignored on both sides. */
 
-#define WL_KERNEL_MIN 0xffff800000000000ull /* perf callchains: kernel frames come first */
 
 /* Length of a function name without a GCC clone suffix. */
 static size_t base_len(const char *name)
@@ -204,7 +203,7 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 			continue;
 		const uint64_t *f = &r->frames[s->frame_offset];
 		uint32_t leaf = 0;
-		while (leaf < s->depth && f[leaf] >= WL_KERNEL_MIN)
+		while (leaf < s->depth && f[leaf] >= SB_KERNEL_ADDR_MIN)
 			leaf++;
 		/* A leaf in a declared function is a workload thread's whatever the sample's
 		 * thread id says: samplers without thread ids (gperftools) count too. */

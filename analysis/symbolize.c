@@ -3,6 +3,8 @@
  * symbolize_darwin.c (the loaded Mach-O images' symbol tables, dladdr). */
 #include "analysis/symbolize.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,21 +14,54 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void symbol_set_unknown(struct sb_symbol *out, uint64_t pc)
+{
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	snprintf(out->module, sizeof(out->module), "%s", SB_SYM_MODULE_UNKNOWN);
+	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+}
+
+int symbol_function_known(const struct sb_symbol *sym)
+{
+	return sym->function[0] && strncmp(sym->function, "0x", 2) != 0;
+}
+
+int symbol_module_known(const struct sb_symbol *sym)
+{
+	return sym->module[0] && strcmp(sym->module, SB_SYM_MODULE_UNKNOWN) != 0;
+}
+
+int symbol_is_kernel(const struct sb_symbol *sym)
+{
+	return strcmp(sym->module, SB_SYM_MODULE_KERNEL) == 0;
+}
+
+uint64_t *symbol_distinct_pcs(const uint64_t *frames, size_t n, size_t *k)
+{
+	uint64_t *pcs = malloc((n + 1) * sizeof(*pcs));
+
+	*k = 0;
+	if (!pcs)
+		return NULL;
+	memcpy(pcs, frames, n * sizeof(*pcs));
+	qsort(pcs, n, sizeof(*pcs), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (*k == 0 || pcs[i] != pcs[*k - 1])
+			pcs[(*k)++] = pcs[i];
+	return pcs;
+}
+
 int symbolize_frames(struct sb_symbolizer *s, const uint64_t *frames, size_t n,
 		     struct sb_symbol **syms, size_t *nsyms)
 {
-	uint64_t *pcs = malloc((n + 1) * sizeof(*pcs));
-	size_t k = 0;
+	size_t k;
+	uint64_t *pcs = symbol_distinct_pcs(frames, n, &k);
 
 	*syms = NULL;
 	*nsyms = 0;
 	if (!pcs)
 		return -1;
-	memcpy(pcs, frames, n * sizeof(*pcs));
-	qsort(pcs, n, sizeof(*pcs), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (i == 0 || pcs[i] != pcs[i - 1])
-			pcs[k++] = pcs[i];
 	struct sb_symbol *out = calloc(k + 1, sizeof(*out));
 	if (!out) {
 		free(pcs);

@@ -13,6 +13,20 @@
 
 #include "core/symbol.h"
 
+/* Sets out to "nothing known about pc": module SB_SYM_MODULE_UNKNOWN, function "0x<pc>",
+ * offset 0. */
+void symbol_set_unknown(struct sb_symbol *out, uint64_t pc);
+/* 1 when sym names a function, 0 when it holds only the "0x<pc>" placeholder (or nothing). */
+int symbol_function_known(const struct sb_symbol *sym);
+/* 1 when sym's module is known (kernel included), 0 when empty or SB_SYM_MODULE_UNKNOWN. */
+int symbol_module_known(const struct sb_symbol *sym);
+/* 1 when sym is the kernel's. */
+int symbol_is_kernel(const struct sb_symbol *sym);
+
+/* The distinct PCs of frames[0..n), sorted ascending, malloc'd (the caller frees); *k gets
+ * how many. NULL when out of memory. The order symbol tables are kept in (symbol_find). */
+uint64_t *symbol_distinct_pcs(const uint64_t *frames, size_t n, size_t *k);
+
 struct sb_symbolizer;
 
 /* Creates a symbolizer for the calling process's current mappings (and /proc/kallsyms

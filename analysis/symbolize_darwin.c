@@ -136,10 +136,7 @@ void symbolizer_free(struct sb_symbolizer *s)
 
 int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->pc = pc;
-	snprintf(out->module, sizeof(out->module), "?");
-	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+	symbol_set_unknown(out, pc);
 
 	for (size_t i = 0; i < s->nimg; i++) {
 		struct dimage *im = &s->img[i];

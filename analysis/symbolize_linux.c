@@ -94,7 +94,7 @@ void symbolizer_free(struct sb_symbolizer *s)
 
 static int kernel_symbol(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
 {
-	snprintf(out->module, sizeof(out->module), "[kernel]");
+	snprintf(out->module, sizeof(out->module), "%s", SB_SYM_MODULE_KERNEL);
 	if (!s->ksyms_loaded) {
 		s->ksyms_loaded = 1;
 		load_kallsyms(s);
@@ -116,10 +116,7 @@ static int kernel_symbol(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol 
 
 int symbolize_dwfl(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->pc = pc;
-	snprintf(out->module, sizeof(out->module), "?");
-	snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+	symbol_set_unknown(out, pc);
 	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)pc) : NULL;
 	if (!mod)
 		return 0;
@@ -140,10 +137,8 @@ int symbolize_dwfl(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
 
 int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
 {
-	if (pc >= 0xffff800000000000ull) {
-		memset(out, 0, sizeof(*out));
-		out->pc = pc;
-		snprintf(out->function, sizeof(out->function), "0x%" PRIx64, pc);
+	if (pc >= SB_KERNEL_ADDR_MIN) {
+		symbol_set_unknown(out, pc);
 		return kernel_symbol(s, pc, out);
 	}
 	return symbolize_dwfl(s->dwfl, pc, out);

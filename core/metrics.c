@@ -1,6 +1,7 @@
 /* metrics.c - the table of metrics (name, unit, description, place in struct sb_metrics)
  * generated from SB_METRICS. */
 #include "core/metrics.h"
+#include "core/util.h"
 
 #include <math.h>
 
@@ -9,7 +10,7 @@ const struct sb_metric_info sb_metric_infos[] = {
 	SB_METRICS(X)
 #undef X
 };
-const size_t sb_metric_count = sizeof(sb_metric_infos) / sizeof(sb_metric_infos[0]);
+const size_t sb_metric_count = ARRAY_SIZE(sb_metric_infos);
 
 void metrics_clear(struct sb_metrics *m)
 {

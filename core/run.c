@@ -6,6 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+int run_alloc_stats(struct sb_run *r)
+{
+	r->stats = calloc(SB_RUN_MAX_STATS, sizeof(*r->stats));
+	r->nstats = 0;
+	return r->stats ? 0 : -1;
+}
+
+void run_add_stat(struct sb_run *r, const char *name, double v)
+{
+	if (!r->stats || r->nstats >= SB_RUN_MAX_STATS)
+		return;
+	struct sb_stat_row *row = &r->stats[r->nstats++];
+	snprintf(row->name, sizeof(row->name), "%s", name);
+	row->value = v;
+}
+
 void run_free(struct sb_run *r)
 {
 	if (!r)

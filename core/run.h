@@ -101,6 +101,16 @@ struct sb_run {
 	size_t nsymbols;
 };
 
+/* Stats rows a run made by the harness has room for: a sampler's own counters
+ * (SB_MAX_STATS, or the exec agent's SB_EXEC_MAX_STATS) and the harness's. */
+#define SB_RUN_MAX_STATS 80
+
+/* Gives r an empty stats table with room for SB_RUN_MAX_STATS rows (r owns it; any old
+ * table is not freed). Returns 0, or -1 when out of memory. */
+int run_alloc_stats(struct sb_run *r);
+/* Appends stat name = v to r's table from run_alloc_stats. A stat beyond its room is
+ * dropped: a counter more or less never fails a run. */
+void run_add_stat(struct sb_run *r, const char *name, double v);
 /* Frees what a run owns (not the run itself). */
 void run_free(struct sb_run *r);
 /* Value of stat `name`, or NaN. */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "harness/baselines.h"
 #include "harness/cli.h"
 #include "harness/host.h"
@@ -67,47 +68,44 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* Copies src to dst through dst.tmp, so dst is never half written. */
+/* Copies src to dst through a temporary file beside it, so dst is never half written. */
 static int copy_file(const char *src, const char *dst)
 {
-	char tmp[4096 + 16], buf[65536]; /* dst may be a full 4096-byte path */
-	FILE *in = fopen(src, "rb"), *out = NULL;
+	char buf[65536];
+	struct atomic_file af;
+	FILE *in = fopen(src, "rb"), *out;
 	size_t n;
 	int rc = -1;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
 	if (!in) {
 		sb_err("cannot read '%s': %s", src, strerror(errno));
 		return -1;
 	}
-	out = fopen(tmp, "wb");
+	out = atomic_file_open(&af, dst);
 	if (!out) {
-		sb_err("cannot create '%s': %s", tmp, strerror(errno));
+		sb_err("cannot create '%s': %s", dst, strerror(errno));
 		goto cleanup;
 	}
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, n, out) != n)
 			break;
 	if (ferror(in) || ferror(out)) {
-		sb_err("cannot copy '%s' to '%s'", src, tmp);
+		sb_err("cannot copy '%s' to '%s'", src, af.tmp);
 		goto cleanup;
 	}
-	if (fclose(out) != 0) {
-		out = NULL;
-		sb_err("cannot write '%s': %s", tmp, strerror(errno));
-		goto cleanup;
+	switch (atomic_file_commit(&af)) {
+	case 0:
+		rc = 0;
+		break;
+	case ATOMIC_FILE_RENAME_FAILED:
+		sb_err("cannot rename a temporary file to '%s': %s", dst, strerror(errno));
+		break;
+	default:
+		sb_err("cannot write '%s': %s", dst, strerror(errno));
+		break;
 	}
-	out = NULL;
-	if (rename(tmp, dst) != 0) {
-		sb_err("cannot rename '%s' to '%s': %s", tmp, dst, strerror(errno));
-		goto cleanup;
-	}
-	rc = 0;
 cleanup:
-	if (out)
-		fclose(out);
-	if (rc != 0)
-		unlink(tmp);
+	atomic_file_abort(&af); /* a no-op after the commit */
 	fclose(in);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "harness/ab.h"
 #include "harness/cli.h"
 #include "harness/matrix.h"
@@ -243,7 +244,7 @@ static int check_resume(const char *tmp, const struct identity *id)
 	const char *want[] = { id->digest, env.profile, id->shard, id->ab, SB_GIT_REV };
 	char got[128], err[512];
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		int rc = h5_read_attr(tmp, names[i], got, sizeof(got), err, sizeof(err));
 		if (rc < 0) {
 			sb_err("%s", err);

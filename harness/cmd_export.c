@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/export.h"
+#include "core/atomic_file.h"
 #include "harness/cli.h"
 #include "results/h5io.h"
 
@@ -47,33 +48,6 @@ const struct opt cmd_export_options[] = {
 
 enum format { FMT_FOLDED, FMT_PPROF, FMT_PPROF_SYMBOLS };
 
-/* Opens a temp file beside path; *tmp receives its name (malloc'd). */
-static FILE *open_temp(const char *path, char **tmp)
-{
-	size_t len = strlen(path) + 16;
-	int fd;
-	FILE *f;
-
-	*tmp = malloc(len);
-	if (!*tmp)
-		return NULL;
-	snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		free(*tmp);
-		*tmp = NULL;
-		return NULL;
-	}
-	f = fdopen(fd, "wb");
-	if (!f) {
-		close(fd);
-		unlink(*tmp);
-		free(*tmp);
-		*tmp = NULL;
-	}
-	return f;
-}
-
 /* `sampbench export`: see usage_text. */
 int cmd_export(int argc, char **argv)
 {
@@ -83,7 +57,9 @@ int cmd_export(int argc, char **argv)
 	struct sb_host host;
 	struct sb_run *runs = NULL, *sel;
 	size_t nruns = 0, nsel;
-	char err[512], *tmp = NULL;
+	char err[512];
+	struct atomic_file af = { 0 };
+	int to_file = 0;
 	FILE *out = NULL;
 	int64_t written;
 	enum format fmt;
@@ -157,7 +133,8 @@ int cmd_export(int argc, char **argv)
 		flags |= EXPORT_LABEL;
 
 	ret = SB_EXIT_FAIL;
-	out = output && strcmp(output, "-") != 0 ? open_temp(output, &tmp) : stdout;
+	to_file = output && strcmp(output, "-") != 0;
+	out = to_file ? atomic_file_open(&af, output) : stdout;
 	if (!out) {
 		sb_err("cannot create %s: %s", output, strerror(errno));
 		goto cleanup;
@@ -167,27 +144,19 @@ int cmd_export(int argc, char **argv)
 	else
 		written = export_pprof(out, sel, fmt == FMT_PPROF_SYMBOLS);
 	if (written < 0 || fflush(out) != 0 || ferror(out)) {
-		sb_err("cannot write %s: %s", tmp ? output : "standard output", strerror(errno));
+		sb_err("cannot write %s: %s", to_file ? output : "standard output", strerror(errno));
 		goto cleanup;
 	}
-	if (tmp) {
-		int rc = fclose(out);
-		out = NULL;
-		if (rc != 0 || rename(tmp, output) != 0) {
+	if (to_file) {
+		out = NULL; /* af owns it */
+		if (atomic_file_commit(&af) != 0) {
 			sb_err("cannot write %s: %s", output, strerror(errno));
 			goto cleanup;
 		}
-		free(tmp);
-		tmp = NULL;
 	}
 	ret = SB_EXIT_OK;
 cleanup:
-	if (out && out != stdout)
-		fclose(out);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
+	atomic_file_abort(&af); /* a no-op after the commit */
 	for (size_t i = 0; i < nruns; i++)
 		run_free(&runs[i]);
 	free(runs);

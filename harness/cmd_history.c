@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "analysis/metrics.h"
+#include "core/atomic_file.h"
+#include "core/util.h"
 #include "harness/cli.h"
 #include "results/h5io.h"
 
@@ -231,16 +233,15 @@ static const char *palette[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9
 				 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
 
 /* Writes the SVG: one panel per metric, x the files in order, a line per cell, a red ring
- * on each value the gate failed. Through path.tmp. Returns 0, or -1 after one line. */
+ * on each value the gate failed. Through a temporary file. Returns 0, or -1 after one line. */
 static int write_plot(const char *path, struct hfile *files, int nf, const struct cell *cells,
 		      int nc, double *vals, const struct sb_metric_info **mis, int nm)
 {
-	char tmp[4096];
+	struct atomic_file af;
 	const int W = 760, PH = 300, L = 70, R = 220, T = 30, B = 50;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = atomic_file_open(&af, path);
 	if (!f) {
-		sb_err("cannot create '%s': %s", tmp, strerror(errno));
+		sb_err("cannot create '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -275,7 +276,7 @@ static int write_plot(const char *path, struct hfile *files, int nf, const struc
 				files[i].gated ? (files[i].gate_ok ? " PASS" : " FAIL") : "");
 		}
 		for (int c = 0; c < nc; c++) {
-			const char *col = palette[c % (int)(sizeof(palette) / sizeof(palette[0]))];
+			const char *col = palette[c % (int)ARRAY_SIZE(palette)];
 			int pen = 0;
 			fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"", col);
 			for (int i = 0; i < nf; i++) {
@@ -307,9 +308,8 @@ static int write_plot(const char *path, struct hfile *files, int nf, const struc
 		}
 	}
 	fputs("</svg>\n", f);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+	if (atomic_file_commit(&af) != 0) {
 		sb_err("cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
 		return -1;
 	}
 	return 0;

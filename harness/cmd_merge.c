@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "harness/cli.h"
 #include "harness/matrix.h"
 #include "results/h5io.h"
@@ -95,7 +96,7 @@ static int read_identity(struct input *in)
 	}
 	if (h5_read_attr_num(in->path, "complete", &in->complete, err, sizeof(err)) != 0)
 		in->complete = 0;
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
 		if (h5_read_attr(in->path, strs[i].name, (char *)in + strs[i].off, strs[i].len, err,
 				 sizeof(err)) < 0) {
 			sb_err("%s", err);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "harness/cli.h"
 #include "harness/show.h"
 #include "results/h5io.h"
@@ -201,10 +202,10 @@ void show_table_metrics(FILE *out, const struct sb_run *runs, size_t n,
 /* The run table with the default metric columns. */
 void show_table(FILE *out, const struct sb_run *runs, size_t n)
 {
-	struct column cols[sizeof(default_metrics) / sizeof(default_metrics[0])];
+	struct column cols[ARRAY_SIZE(default_metrics)];
 	size_t ncols = 0;
 
-	for (size_t i = 0; i < sizeof(default_metrics) / sizeof(default_metrics[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(default_metrics); i++) {
 		int m = show_metric_index(default_metrics[i]);
 
 		if (m >= 0)

@@ -28,13 +28,13 @@ static void top_resolve(const struct sb_run *r, uint64_t pc, struct top_row *row
 {
 	const struct sb_symbol *s = symbol_find(r->symbols, r->nsymbols, pc);
 
-	snprintf(row->module, sizeof(row->module), "?");
+	snprintf(row->module, sizeof(row->module), "%s", SB_SYM_MODULE_UNKNOWN);
 	snprintf(row->method, sizeof(row->method), "0x%" PRIx64, pc);
 	if (!s)
 		return;
 	snprintf(row->module, sizeof(row->module), "%s",
-		 strcmp(s->module, "[kernel]") == 0 ? "kernel" : s->module);
-	if (strncmp(s->function, "0x", 2) != 0)
+		 symbol_is_kernel(s) ? "kernel" : s->module);
+	if (symbol_function_known(s))
 		snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s->function, s->offset);
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "analysis/symbolize_linux.h"
+#include "core/util.h"
 
 #define EXEC_PERF_MAX_CPUS 256
 #define EXEC_PERF_PAGES 256 /* data pages per CPU ring (power of two): 1 MiB */
@@ -197,7 +198,7 @@ int exec_perf_stats(const struct exec_perf *p, const char **names, double *value
 		       (double)p->throttles, (double)p->other_pid, (double)p->dropped,
 		       (double)p->truncated, (double)p->ncpu };
 	int k = 0;
-	for (; k < max && k < (int)(sizeof(n) / sizeof(n[0])); k++) {
+	for (; k < max && k < (int)ARRAY_SIZE(n); k++) {
 		names[k] = n[k];
 		values[k] = v[k];
 	}
@@ -356,28 +357,17 @@ static const Dwfl_Callbacks maps_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
 		   struct sb_symbol **syms, size_t *nsyms)
 {
-	uint64_t *pcs = malloc((n + 1) * sizeof(*pcs));
+	size_t k;
+	uint64_t *pcs = symbol_distinct_pcs(frames, n, &k);
 	Dwfl *dwfl = NULL;
-	size_t k = 0;
 
 	*syms = NULL;
 	*nsyms = 0;
 	if (!pcs)
 		return -1;
-	memcpy(pcs, frames, n * sizeof(*pcs));
-	qsort(pcs, n, sizeof(*pcs), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (k == 0 || pcs[i] != pcs[k - 1])
-			pcs[k++] = pcs[i];
 	*syms = calloc(k + 1, sizeof(**syms));
 	if (!*syms) {
 		free(pcs);

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "core/sample.h"
+#include "core/util.h"
 #include "harness/calibrate.h"
 #include "version.h"
 
@@ -84,7 +85,7 @@ int host_measure_tick_hz(void)
 	static const int usual[] = { 100, 250, 300, 1000 };
 	int best = -1;
 	double bestd = 1e18;
-	for (size_t i = 0; i < sizeof(usual) / sizeof(usual[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(usual); i++) {
 		double d = rate > usual[i] ? rate - usual[i] : usual[i] - rate;
 		if (d < bestd) {
 			bestd = d;

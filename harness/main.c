@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "harness/cli.h"
 #include "version.h"
 
@@ -24,7 +25,7 @@ static const struct sb_cmd commands[] = {
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: sampbench <command> [options]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'sampbench <command> --help' for a command's options\n");
 }
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
 		printf("sampbench %s (%s)\n", SB_VERSION, SB_GIT_REV);
 		return SB_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	sb_err("unknown command '%s' (see 'sampbench --help')", argv[1]);

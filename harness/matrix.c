@@ -1,4 +1,5 @@
 /* matrix.c - parses ci/matrix and expands a profile into run specs. */
+#include "core/util.h"
 #include "harness/cli.h"
 #include "harness/matrix.h"
 #include "sampler/plugin.h"
@@ -239,7 +240,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 		}
 		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
 						    "reps", "duration", "param", "seed" };
-		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (unsigned k = 0; k < ARRAY_SIZE(keys); k++) {
 			if (strcmp(key, keys[k]))
 				continue;
 			if (seen & (1u << k)) {

@@ -1,6 +1,7 @@
-/* runner.c - fork, watchdog, collect. The child runs sampler + workload and writes into a
- * MAP_SHARED area created before fork, so the parent keeps whatever the child managed to
- * write even when it crashes or hangs. */
+/* runner.c - one run of a spec. The child (child.c: fork, death signal, process group,
+ * watchdog) runs sampler + workload and writes into a MAP_SHARED area created before
+ * fork, so the parent keeps whatever the child managed to write even when it crashes or
+ * hangs. */
 #include "harness/runner.h"
 
 #include <errno.h>
@@ -17,7 +18,11 @@
 
 #include "analysis/metrics.h"
 #include "analysis/symbolize.h"
+#include "core/iso_time.h"
+#include "harness/child.h"
 #include "sampler/threads.h"
+
+#define RUNNER_POLL_NS 2000000u /* between two looks at the child */
 
 volatile int runner_interrupted;
 
@@ -70,7 +75,6 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 		.truth = sh->truth,
 	};
 
-	plat_die_with_parent(); /* no orphan keeps running if the harness dies (Linux only) */
 	signal(SIGINT, SIG_DFL);
 	sb_thread_begin(-1);
 	if (s->available && s->available(why, sizeof(why)) != 0) {
@@ -105,12 +109,16 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	_exit(sh->status == SB_RUN_OK ? 0 : 1);
 }
 
-static void iso_now(char *buf, size_t len)
+struct child_run_arg {
+	const struct run_spec *spec;
+	struct sb_sink *sink;
+	struct run_shared *sh;
+};
+
+static void child_body(void *p)
 {
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const struct child_run_arg *a = p;
+	child_main(a->spec, a->sink, a->sh);
 }
 
 /* Sizes the sink for the worst plausible rate: a wall sampler hits every thread every tick,
@@ -150,36 +158,14 @@ static double steal_ns_now(void)
 	return ns;
 }
 
-static void add_stat(struct sb_run *r, const char *name, double v)
-{
-	struct sb_stat_row *row = &r->stats[r->nstats++];
-	snprintf(row->name, sizeof(row->name), "%s", name);
-	row->value = v;
-}
-
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		   const struct run_shared *sh, struct sb_run *r, const struct rusage *ru,
 		   double steal_ns)
 {
-	size_t n = sink_count(sink);
-	size_t nf = atomic_load(&sink->nframes);
-	if (nf > sink->frame_cap)
-		nf = sink->frame_cap;
-	r->samples = malloc((n + 1) * sizeof(*r->samples));
-	r->frames = malloc((nf + 1) * sizeof(*r->frames));
 	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
-	r->stats = calloc(SB_MAX_STATS + 8, sizeof(*r->stats));
-	if (!r->samples || !r->frames || !r->thread_rows || !r->stats)
+	if (child_collect_sink(r, sink) != 0 || !r->thread_rows || run_alloc_stats(r) != 0)
 		return -1;
-	/* A sample whose frames were not all reserved inside the capacity is dropped. */
-	for (size_t i = 0; i < n; i++) {
-		const struct sb_sample *s = &sink->samples[i];
-		if (s->frame_offset + s->depth <= nf)
-			r->samples[r->nsamples++] = *s;
-	}
-	memcpy(r->frames, sink->frames, nf * sizeof(*r->frames));
-	r->nframes = nf;
 
 	for (int i = 0; i < SB_MAX_THREADS; i++) {
 		const struct wl_truth *t = &sh->truth[i];
@@ -199,11 +185,10 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		row->weight_ns = NAN;
 	}
 	for (int i = 0; i < sh->nstats; i++)
-		r->stats[r->nstats++] = sh->stats[i];
-	add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
-	add_stat(r, "child_utime_ns", (double)ru->ru_utime.tv_sec * 1e9 + ru->ru_utime.tv_usec * 1e3);
-	add_stat(r, "child_stime_ns", (double)ru->ru_stime.tv_sec * 1e9 + ru->ru_stime.tv_usec * 1e3);
-	add_stat(r, "host_steal_ns", steal_ns);
+		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);
+	run_add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
+	child_add_rusage_stats(r, ru);
+	run_add_stat(r, "host_steal_ns", steal_ns);
 	return 0;
 }
 
@@ -239,33 +224,22 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	memset(sh, 0, sizeof(*sh));
 
 	double steal0 = steal_ns_now();
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
+	struct child_run_arg arg = { spec, sink, sh };
+	struct child child;
+	if (child_start(&child, 1, child_body, &arg) != 0)
 		goto cleanup;
-	if (pid == 0)
-		child_main(spec, sink, sh);
 
 	double limit = spec->watchdog_s > 0 ? spec->watchdog_s
 					    : spec->duration_s + fmax(5.0, spec->duration_s);
-	uint64_t deadline = sb_now_ns() + (uint64_t)(limit * 1e9);
-	int status = 0, killed = 0, interrupted = 0;
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
-	for (;;) {
-		pid_t w = wait4(pid, &status, WNOHANG, &ru);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			break;
-		if (!killed && (runner_interrupted || sb_now_ns() > deadline)) {
-			interrupted = runner_interrupted;
-			kill(pid, SIGKILL);
-			killed = 1;
-		}
-		struct timespec ts = { 0, 2000000 };
-		nanosleep(&ts, NULL);
-	}
+	struct child_wait_opts wopts = {
+		.timeout_s = limit,
+		.interrupted = &runner_interrupted,
+		.poll_ns = RUNNER_POLL_NS,
+	};
+	struct child_exit ex;
+	child_wait(&child, &wopts, &ex); /* wait4 failing: recorded as what is known */
+	int status = ex.status, killed = ex.killed, interrupted = ex.interrupted;
+	struct rusage ru = ex.ru;
 
 	r->status = sh->status;
 	snprintf(r->reason, sizeof(r->reason), "%s", sh->reason);

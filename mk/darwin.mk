@@ -11,7 +11,7 @@
 # /proc and LD_PRELOAD for `exec`, which cmd_exec_darwin.c refuses with one line).
 DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sampler/ptrace.c \
                    sampler/broken.c sampler/fault_drop.c sampler/fault_stack.c \
-                   harness/cmd_exec.c harness/exec_ext.c
+                   harness/cmd_exec.c harness/exec_%.c
 # In the Darwin build but compiled on a Mac only, not by darwin-check: they include HDF5,
 # and Debian's H5pubconf.h is generated for glibc (it includes <features.h>) while the
 # cross SDK has no HDF5 of its own.
@@ -21,7 +21,7 @@ DARWIN_MAC_ONLY := results/h5io.c harness/cmd_gate.c
 DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard core/*.c sampler/*.c)) platform/darwin.c
 DARWIN_SRCS     := $(DARWIN_CORE_SRCS) \
                    $(filter-out $(DARWIN_MAC_ONLY) $(DARWIN_SKIP) harness/main.c, \
-                     $(wildcard workloads/*.c analysis/*.c results/*.c harness/*.c))
+                     $(wildcard core/*.c workloads/*.c analysis/*.c results/*.c harness/*.c))
 # Tests of Linux mechanisms (perf, ptrace, exec and its agent and plugins, the signal
 # rendezvous under the mach sampler in test_mach.c, tgkill-driven workload checks). tests/darwin/test_core.c covers Mach.
 DARWIN_LINUX_TESTS := tests/test_perf.c tests/test_ptrace.c tests/test_exec.c \

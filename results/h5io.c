@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/iso_time.h"
+#include "core/util.h"
 #include "sampler/sampler.h"
 
 #define DEFLATE_LEVEL 5
@@ -162,7 +164,6 @@ static const struct field runs_fields[] = {
 	FLD(runs_row, nsamples, K_U64),
 };
 
-#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
 struct sb_h5 {
 	hid_t file;
@@ -305,7 +306,7 @@ static hid_t compound_type(size_t size, const struct field *f, size_t n)
  * metric_<name>. */
 static hid_t runs_type(int with_variant, int with_metrics)
 {
-	hid_t t = compound_type(sizeof(struct runs_row), runs_fields, NFIELDS(runs_fields));
+	hid_t t = compound_type(sizeof(struct runs_row), runs_fields, ARRAY_SIZE(runs_fields));
 	hid_t st;
 
 	if (t < 0)
@@ -591,17 +592,17 @@ static void h5_free(struct sb_h5 *f)
 static int make_types(struct sb_h5 *f)
 {
 	f->runs_type = runs_type(1, 1);
-	f->fact_type = compound_type(sizeof(struct sb_host_fact), fact_fields, NFIELDS(fact_fields));
+	f->fact_type = compound_type(sizeof(struct sb_host_fact), fact_fields, ARRAY_SIZE(fact_fields));
 	f->calib_type = compound_type(sizeof(struct sb_calib_row), calib_fields,
-				      NFIELDS(calib_fields));
+				      ARRAY_SIZE(calib_fields));
 	f->sample_type = compound_type(sizeof(struct sb_sample), sample_fields,
-				       NFIELDS(sample_fields));
+				       ARRAY_SIZE(sample_fields));
 	f->thread_type = compound_type(sizeof(struct sb_thread_row), thread_fields,
-				       NFIELDS(thread_fields));
-	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
-	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
+				       ARRAY_SIZE(thread_fields));
+	f->stat_type = compound_type(sizeof(struct sb_stat_row), stat_fields, ARRAY_SIZE(stat_fields));
+	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, ARRAY_SIZE(symbol_fields));
 	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
-				       NFIELDS(metric_fields));
+				       ARRAY_SIZE(metric_fields));
 	return f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
 			       f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 ||
 			       f->calib_type < 0
@@ -641,11 +642,9 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 			char *err, size_t errlen)
 {
 	struct sb_h5 *f = NULL;
-	char created[32], why[128];
+	char created[ISO_TIME_LEN], why[128];
 	hid_t fapl = -1;
 	struct stat st;
-	time_t now;
-	struct tm tm;
 	int ok = 0, fd;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -700,9 +699,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 		seterr(err, errlen, "cannot create '%s': cannot build HDF5 types", path);
 		goto cleanup;
 	}
-	now = time(NULL);
-	gmtime_r(&now, &tm);
-	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	iso_now(created, sizeof(created));
 	if (attr_i32(f->file, "schema_version", SB_SCHEMA_VERSION) < 0 ||
 	    write_host(f->file, host) < 0 || attr_str(f->file, "created", created) < 0 ||
 	    attr_i32(f->file, "complete", 0) < 0 ||
@@ -1091,8 +1088,8 @@ static int read_host_tables(struct rd *rd, hid_t loc, const char *grp, struct sb
 	void *buf;
 	int ret = -1;
 
-	ft = compound_type(sizeof(struct sb_host_fact), fact_fields, NFIELDS(fact_fields));
-	ct = compound_type(sizeof(struct sb_calib_row), calib_fields, NFIELDS(calib_fields));
+	ft = compound_type(sizeof(struct sb_host_fact), fact_fields, ARRAY_SIZE(fact_fields));
+	ct = compound_type(sizeof(struct sb_calib_row), calib_fields, ARRAY_SIZE(calib_fields));
 	if (ft < 0 || ct < 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
 		goto cleanup;
@@ -1150,7 +1147,7 @@ static int read_host(struct rd *rd, struct sb_host *h)
 	int vlen_ok = rd->version < 2;
 
 	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; i < NFIELDS(strs) && !missing; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(strs) && !missing; i++)
 		if (rd->version >= strs[i].since &&
 		    attr_read_str(rd->file, strs[i].name, (char *)h + strs[i].off, strs[i].len,
 				  vlen_ok) < 0)
@@ -1197,7 +1194,7 @@ static int read_run_host(struct rd *rd, const char *name, const struct sb_host *
 		seterr(rd->err, rd->errlen, "'%s' has no group /%s", rd->path, name);
 		return -1;
 	}
-	for (size_t i = 0; i < NFIELDS(strs); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
 		if (H5Aexists(g, strs[i].name) > 0 &&
 		    attr_read_str(g, strs[i].name, (char *)h + strs[i].off, strs[i].len,
 				  rd->version < 2) < 0) {
@@ -1511,12 +1508,12 @@ static int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	if (read_host(rd, h) < 0)
 		goto cleanup;
 	rtype = runs_type(rd->version >= 2, 0);
-	t.sample = compound_type(sizeof(struct sb_sample), sample_fields, NFIELDS(sample_fields));
+	t.sample = compound_type(sizeof(struct sb_sample), sample_fields, ARRAY_SIZE(sample_fields));
 	t.thread = compound_type(sizeof(struct sb_thread_row), thread_fields,
-				 NFIELDS(thread_fields));
-	t.stat = compound_type(sizeof(struct sb_stat_row), stat_fields, NFIELDS(stat_fields));
-	t.symbol = compound_type(sizeof(struct sb_symbol), symbol_fields, NFIELDS(symbol_fields));
-	t.metric = compound_type(sizeof(struct metric_row), metric_fields, NFIELDS(metric_fields));
+				 ARRAY_SIZE(thread_fields));
+	t.stat = compound_type(sizeof(struct sb_stat_row), stat_fields, ARRAY_SIZE(stat_fields));
+	t.symbol = compound_type(sizeof(struct sb_symbol), symbol_fields, ARRAY_SIZE(symbol_fields));
+	t.metric = compound_type(sizeof(struct metric_row), metric_fields, ARRAY_SIZE(metric_fields));
 	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 || t.symbol < 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
 		goto cleanup;
@@ -1598,7 +1595,7 @@ static int trial_read(struct rd *rd, int load_samples)
 		static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS };
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-		for (size_t i = 0; i < NFIELDS(crash); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(crash); i++)
 			signal(crash[i], SIG_DFL);
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);

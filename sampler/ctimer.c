@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/util.h"
 #include "sampler/sampler.h"
 #include "sampler/sigsample.h"
 #include "sampler/threads.h"
@@ -140,7 +141,7 @@ static int ctimer_stats(struct sb_stat *out, int max)
 		{ "timers_created", (double)atomic_load(&ctimer_timers) },
 		{ "timer_errors", (double)atomic_load(&ctimer_timer_errors) },
 	};
-	for (size_t i = 0; n < max && i < sizeof(st) / sizeof(st[0]); i++)
+	for (size_t i = 0; n < max && i < ARRAY_SIZE(st); i++)
 		out[n++] = st[i];
 	return n;
 }

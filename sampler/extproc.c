@@ -14,6 +14,37 @@
 
 #include "core/sample.h"
 #include "platform/platform.h"
+#include "sampler/threads.h"
+
+void extproc_register_self(struct extproc_regs *regs, int slot)
+{
+	uint32_t i = atomic_fetch_add(&regs->n, 1);
+	if (i >= EXTPROC_MAX_REG) {
+		atomic_fetch_add_explicit(&regs->overflow, 1, memory_order_relaxed);
+		return;
+	}
+	struct extproc_reg *r = &regs->reg[i];
+	r->tid = sb_gettid();
+	r->slot = slot;
+	r->lo = sb_self_bounds.lo;
+	r->hi = sb_self_bounds.hi;
+	r->last_cpu_ns = 0; /* a thread's CPU clock starts at 0, like the workload's truth */
+	atomic_store_explicit(&r->ready, 1, memory_order_release);
+}
+
+int extproc_lookup(struct extproc_regs *regs, int32_t tid)
+{
+	uint32_t n = atomic_load_explicit(&regs->n, memory_order_acquire);
+
+	if (n > EXTPROC_MAX_REG)
+		n = EXTPROC_MAX_REG;
+	/* Newest first: a tid reused by churn names the latest registration. */
+	for (uint32_t i = n; i-- > 0;)
+		if (atomic_load_explicit(&regs->reg[i].ready, memory_order_acquire) &&
+		    regs->reg[i].tid == tid)
+			return (int)i;
+	return -1;
+}
 
 int extproc_start(struct extproc *p, extproc_main_fn main, void *arg, int timeout_ms)
 {

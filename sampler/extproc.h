@@ -6,7 +6,37 @@
 #ifndef SB_EXTPROC_H
 #define SB_EXTPROC_H
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#define EXTPROC_MAX_REG 4096 /* registrations per run (churn beyond is counted) */
+
+/* One workload thread as its thread_start hook announced it. */
+struct extproc_reg {
+	_Atomic int ready;    /* published last */
+	int32_t tid;          /* sb_gettid() */
+	int32_t slot;
+	uint64_t lo, hi;      /* its stack bounds */
+	uint64_t last_cpu_ns; /* the sampler process's (mach-task: CPU time at the previous
+			       * sample); 0 at registration */
+};
+
+/* The workload threads, in a MAP_SHARED mapping the sampler creates before the fork: the
+ * sampled process's hooks append, the sampler process looks up. */
+struct extproc_regs {
+	_Atomic uint32_t n;        /* appended so far, overflow included */
+	_Atomic uint64_t overflow; /* registrations beyond EXTPROC_MAX_REG, lost */
+	struct extproc_reg reg[EXTPROC_MAX_REG];
+};
+
+/* From a sampler's thread_start hook, in the sampled process: publishes the calling
+ * thread's tid, slot and stack bounds. Lock-free; counts an overflow when full. */
+void extproc_register_self(struct extproc_regs *regs, int slot);
+
+/* In the sampler process: the index in regs->reg of tid's latest registration (tids are
+ * recycled under churn), or -1. */
+int extproc_lookup(struct extproc_regs *regs, int32_t tid);
 
 struct extproc {
 	pid_t pid;       /* -1 when not running */

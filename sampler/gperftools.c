@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "sampler/cpuprofile.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
@@ -96,7 +97,7 @@ static int gp_available(char *why, size_t len)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		for (size_t i = 0; i < sizeof(gp_env_clear) / sizeof(gp_env_clear[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(gp_env_clear); i++)
 			unsetenv(gp_env_clear[i]);
 		void *h = dlopen(GP_LIB, RTLD_NOW | RTLD_LOCAL);
 		const char *e = h ? (dlsym(h, "ProfilerStartWithOptions") ? "" :
@@ -141,7 +142,7 @@ static int gp_load(double hz, bool per_thread)
 {
 	char freq[32];
 
-	for (size_t i = 0; i < sizeof(gp_env_clear) / sizeof(gp_env_clear[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(gp_env_clear); i++)
 		unsetenv(gp_env_clear[i]);
 	/* libprofiler parses an unsigned integer and clamps it to GP_MAX_HZ itself; the header's
 	 * period then tells what it really used */
@@ -436,7 +437,7 @@ static int gp_stats(struct sb_stat *out, int max)
 		{ "registered_threads", (double)atomic_load(&gp.registered_threads) },
 	};
 	int n = 0;
-	for (size_t i = 0; n < max && i < sizeof(st) / sizeof(st[0]); i++)
+	for (size_t i = 0; n < max && i < ARRAY_SIZE(st); i++)
 		out[n++] = st[i];
 	return n;
 }

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "sampler/registry.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
@@ -596,7 +597,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_running", (double)M.st.peeks_running },
 		{ "peeks_no_chain", (double)M.st.peeks_no_chain },
 	};
-	int n = (int)(sizeof(all) / sizeof(all[0]));
+	int n = (int)ARRAY_SIZE(all);
 
 	if (n > max)
 		n = max;

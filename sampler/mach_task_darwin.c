@@ -43,32 +43,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "sampler/extproc.h"
 #include "sampler/fpwalk.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_state_darwin.h"
 #include "sampler/threads.h"
 
-#define MT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define MT_START_TIMEOUT_MS 5000
 #define MT_EXIT_TIMEOUT_MS 5000
-
-/* One workload thread as its thread_start hook announced it (shared with the sampler). */
-struct mt_reg {
-	_Atomic int ready; /* published last */
-	int32_t tid;       /* plat_gettid(): the low bits of the 64-bit Mach thread id */
-	int32_t slot;
-	uint64_t lo, hi;
-	uint64_t last_cpu_ns; /* sampler process only: CPU time at the previous sample */
-};
 
 /* MAP_SHARED, created before the fork: hooks write registrations, the sampler process
  * writes counters, stop() and stats() read them. */
 struct mt_shared {
-	_Atomic uint32_t nreg;
 	_Atomic uint64_t ticks, samples, suspend_failures, state_failures, resume_failures,
-		walk_errors, dropped, reg_overflow, threads_seen, ticks_late;
-	struct mt_reg reg[MT_MAX_REG];
+		walk_errors, dropped, threads_seen, ticks_late;
+	struct extproc_regs regs; /* the workload threads */
 };
 
 /* Workload-process side. */
@@ -83,23 +73,11 @@ static void mt_count(_Atomic uint64_t *c)
 
 /* ---- workload side ---- */
 
-/* Publishes the calling thread's tid, slot and stack bounds. Lock-free. */
+/* The thread_start hook: registers the calling thread with the sampler process. */
 static void mt_thread_start(int index)
 {
-	if (!mt_sh)
-		return;
-	uint32_t i = atomic_fetch_add(&mt_sh->nreg, 1);
-	if (i >= MT_MAX_REG) {
-		mt_count(&mt_sh->reg_overflow);
-		return;
-	}
-	struct mt_reg *r = &mt_sh->reg[i];
-	r->tid = sb_gettid();
-	r->slot = index;
-	r->lo = sb_self_bounds.lo;
-	r->hi = sb_self_bounds.hi;
-	r->last_cpu_ns = 0; /* a thread's CPU clock starts at 0, like the workload's truth */
-	atomic_store_explicit(&r->ready, 1, memory_order_release);
+	if (mt_sh)
+		extproc_register_self(&mt_sh->regs, index);
 }
 
 /* ---- sampler-process side ---- */
@@ -144,23 +122,15 @@ static int mt_thread_id(thread_act_t th, int32_t *tid)
 	return 0;
 }
 
-static struct mt_reg *mt_lookup(int32_t tid)
+static struct extproc_reg *mt_lookup(int32_t tid)
 {
-	uint32_t n = atomic_load_explicit(&mt_sh->nreg, memory_order_acquire);
-
-	if (n > MT_MAX_REG)
-		n = MT_MAX_REG;
-	/* Newest first: a tid reused by churn names the latest registration. */
-	for (uint32_t i = n; i-- > 0;)
-		if (atomic_load_explicit(&mt_sh->reg[i].ready, memory_order_acquire) &&
-		    mt_sh->reg[i].tid == tid)
-			return &mt_sh->reg[i];
-	return NULL;
+	int i = extproc_lookup(&mt_sh->regs, tid);
+	return i < 0 ? NULL : &mt_sh->regs.reg[i];
 }
 
 /* Samples thread th of the target, registered as r: suspend, state, walk, resume. Every
  * catchable signal is blocked (by the caller) for the whole call. */
-static void mt_sample_one(thread_act_t th, struct mt_reg *r, struct mt_reader *rd,
+static void mt_sample_one(thread_act_t th, struct extproc_reg *r, struct mt_reader *rd,
 			  uint32_t max_depth, uint64_t *pcs, struct sb_sink *sink)
 {
 	struct sb_stack_bounds b = { (uintptr_t)r->lo, (uintptr_t)r->hi };
@@ -223,7 +193,7 @@ static void mt_tick(task_t task, struct mt_reader *rd, uint32_t max_depth, uint6
 	sigfillset(&all);
 	for (mach_msg_type_number_t i = 0; i < n; i++) {
 		int32_t tid;
-		struct mt_reg *r;
+		struct extproc_reg *r;
 
 		if (mt_thread_id(list[i], &tid) == 0 && (r = mt_lookup(tid)) != NULL) {
 			mt_count(&mt_sh->threads_seen);
@@ -400,13 +370,13 @@ static int mt_stats(struct sb_stat *out, int max)
 		{ "walk_errors", (double)atomic_load(&mt_sh->walk_errors) },
 		{ "sink_dropped", (double)atomic_load(&mt_sh->dropped) },
 		{ "ticks_late", (double)atomic_load(&mt_sh->ticks_late) },
-		{ "registrations_lost", (double)atomic_load(&mt_sh->reg_overflow) },
+		{ "registrations_lost", (double)atomic_load(&mt_sh->regs.overflow) },
 		{ "threads_repaired", (double)mt_repaired },
 		{ "sampler_cpu_ns", mt_proc.cpu_ns },
 		{ "sampler_exit_status", (double)mt_proc.exit_status },
 	};
 	int n = 0;
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(all) && n < max; i++)
 		out[n++] = all[i];
 	return n;
 }

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
 
@@ -417,7 +418,7 @@ static int perf_stats(struct sb_stat *out, int max)
 		{ "ring_pages", (double)perf_ring_pages },
 	};
 	int n = 0;
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(all) && n < max; i++)
 		out[n++] = all[i];
 	return n;
 }

@@ -45,35 +45,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "sampler/extproc.h"
 #include "sampler/fpwalk.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
 
-#define PT_MAX_REG 4096             /* registrations per run (churn beyond is counted) */
 #define PT_MAX_TRACED 4096          /* threads traced at once */
 #define PT_ATTACH_TIMEOUT_MS 5000
 #define PT_EXIT_TIMEOUT_MS 5000
 #define PT_DETACH_TIMEOUT_NS 1000000000ull
 #define PT_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT)
 
-/* One workload thread as its thread_start hook announced it (shared with the tracer). */
-struct pt_reg {
-	_Atomic int ready; /* published last */
-	int32_t tid;
-	int32_t slot;
-	uint64_t lo, hi;
-};
-
 /* Lives in a MAP_SHARED mapping created before fork: hooks write registrations, the tracer
  * writes counters, stop() reads them after the tracer exited. */
 struct pt_shared {
-	_Atomic uint32_t nreg;
 	_Atomic int rt;
 	_Atomic uint64_t ticks, samples, stop_failures, exits, clones, attached, walk_errors,
-		dropped, reg_overflow, signals_reinjected, group_stops, detached, ticks_late,
+		dropped, signals_reinjected, group_stops, detached, ticks_late,
 		skipped_pending;
-	struct pt_reg reg[PT_MAX_REG];
+	struct extproc_regs regs; /* the workload threads */
 };
 
 /* Tracer-private state of one traced thread. */
@@ -108,22 +99,11 @@ static void pt_count(_Atomic uint64_t *c)
 
 /* ---- workload side: registration hook ---- */
 
-/* Publishes the calling thread's tid, slot and stack bounds to the tracer. Lock-free. */
+/* The thread_start hook: registers the calling thread with the tracer. */
 static void pt_thread_start(int index)
 {
-	if (!pt_sh)
-		return;
-	uint32_t i = atomic_fetch_add(&pt_sh->nreg, 1);
-	if (i >= PT_MAX_REG) {
-		pt_count(&pt_sh->reg_overflow);
-		return;
-	}
-	struct pt_reg *r = &pt_sh->reg[i];
-	r->tid = sb_gettid();
-	r->slot = index;
-	r->lo = sb_self_bounds.lo;
-	r->hi = sb_self_bounds.hi;
-	atomic_store_explicit(&r->ready, 1, memory_order_release);
+	if (pt_sh)
+		extproc_register_self(&pt_sh->regs, index);
 }
 
 /* ---- tracer side ---- */
@@ -161,19 +141,6 @@ static void pt_remove(pid_t tid)
 	if (t->schedfd >= 0)
 		close(t->schedfd);
 	*t = pt_threads[--pt_nthreads];
-}
-
-/* Latest registration of tid (tids are recycled under churn), or -1. */
-static int pt_lookup_reg(pid_t tid)
-{
-	uint32_t n = atomic_load(&pt_sh->nreg);
-	if (n > PT_MAX_REG)
-		n = PT_MAX_REG;
-	for (uint32_t i = n; i-- > 0;)
-		if (atomic_load_explicit(&pt_sh->reg[i].ready, memory_order_acquire) &&
-		    pt_sh->reg[i].tid == tid)
-			return (int)i;
-	return -1;
 }
 
 static uint64_t pt_read_cpu(struct pt_thread *t, int *ok)
@@ -355,7 +322,7 @@ static void pt_take(struct pt_thread *t, uint32_t max_depth, struct sb_sink *sin
 	int have_regs = reg >= 0 && ptrace(PTRACE_GETREGS, tid, 0, &ur) == 0;
 	if (have_regs) {
 		struct sb_regs regs = { .pc = ur.rip, .sp = ur.rsp, .fp = ur.rbp, .lr = 0 };
-		struct sb_stack_bounds b = { pt_sh->reg[reg].lo, pt_sh->reg[reg].hi };
+		struct sb_stack_bounds b = { pt_sh->regs.reg[reg].lo, pt_sh->regs.reg[reg].hi };
 		pt_rd.pid = pt_target;
 		pt_rd.hi = b.hi;
 		pt_rd.len = 0;
@@ -375,7 +342,7 @@ static void pt_take(struct pt_thread *t, uint32_t max_depth, struct sb_sink *sin
 		struct sb_sample s = sample_unknown();
 		s.time_ns = t_stop;
 		s.tid = tid;
-		s.thread_index = pt_sh->reg[reg].slot;
+		s.thread_index = pt_sh->regs.reg[reg].slot;
 		s.stop_latency_ns = (double)(t_stop - t->req_ns);
 		s.suspend_window_ns = (double)(t_cont - t->req_ns);
 		if (t->req_cpu_ok) {
@@ -532,8 +499,8 @@ static void pt_tracer_main(const struct sb_config *cfg, struct sb_sink *sink, in
 				struct pt_thread *t = &pt_threads[i];
 				if (t->group_stopped)
 					continue;
-				if (t->reg < 0 || pt_sh->reg[t->reg].tid != t->tid)
-					t->reg = pt_lookup_reg(t->tid);
+				if (t->reg < 0 || pt_sh->regs.reg[t->reg].tid != t->tid)
+					t->reg = extproc_lookup(&pt_sh->regs, t->tid);
 				if (t->reg < 0)
 					continue; /* not a workload thread (or not registered yet) */
 				if (t->interrupt_pending) {
@@ -653,13 +620,13 @@ static int pt_stats(struct sb_stat *out, int max)
 		{ "group_stops", (double)atomic_load(&pt_sh->group_stops) },
 		{ "ticks_late", (double)atomic_load(&pt_sh->ticks_late) },
 		{ "skipped_pending", (double)atomic_load(&pt_sh->skipped_pending) },
-		{ "registrations_lost", (double)atomic_load(&pt_sh->reg_overflow) },
+		{ "registrations_lost", (double)atomic_load(&pt_sh->regs.overflow) },
 		{ "sampler_cpu_ns", pt_proc.cpu_ns },
 		{ "sampler_rt", (double)atomic_load(&pt_sh->rt) },
 		{ "sampler_exit_status", (double)pt_proc.exit_status },
 	};
 	int n = 0;
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(all) && n < max; i++)
 		out[n++] = all[i];
 	return n;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "core/util.h"
 #include "sampler/fpwalk.h"
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
@@ -51,7 +52,7 @@ int sigsample_stats(const struct sigsample_counters *c, struct sb_stat *out, int
 		{ "sampler_cpu_ns", (double)atomic_load(&c->handler_ns) },
 	};
 	int n = 0;
-	for (; n < max && n < (int)(sizeof(st) / sizeof(st[0])); n++)
+	for (; n < max && n < (int)ARRAY_SIZE(st); n++)
 		out[n] = st[n];
 	return n;
 }

@@ -7,6 +7,7 @@
  * thousands of iterations. Truth: func_share in the workload (0.6, 0.3, 0.1) and per slot
  * func_ops[k], the iterations each function did. Each result is checked against the
  * reference, so a sampler corrupting registers shows in checksum_errors. */
+#include "core/util.h"
 #include "platform/platform.h"
 #include "workloads/workload.h"
 
@@ -43,7 +44,7 @@ static HOT_ATTR uint64_t hotspot_10(uint64_t seed, uint64_t iters) HOT_BODY
 typedef uint64_t (*hot_fn)(uint64_t, uint64_t);
 static const hot_fn hot_fns[] = { hotspot_60, hotspot_30, hotspot_10 };
 static const uint64_t hot_iters[] = { 6 * HOT_ITERS, 3 * HOT_ITERS, HOT_ITERS };
-#define HOT_N (sizeof(hot_fns) / sizeof(hot_fns[0]))
+#define HOT_N ARRAY_SIZE(hot_fns)
 
 static HOT_ATTR void hotspot_thread(struct wl_ctx *ctx, int index)
 {

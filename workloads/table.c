@@ -1,6 +1,7 @@
 /* table.c - the workloads. A new workload is one file plus one line here. */
 #include <string.h>
 
+#include "core/util.h"
 #include "workloads/workload.h"
 
 extern const struct workload workload_balanced;
@@ -26,7 +27,7 @@ static const struct workload *const workloads[] = {
 
 const struct workload *workload_at(size_t i)
 {
-	return i < sizeof(workloads) / sizeof(workloads[0]) ? workloads[i] : NULL;
+	return i < ARRAY_SIZE(workloads) ? workloads[i] : NULL;
 }
 
 const struct workload *workload_find(const char *name)

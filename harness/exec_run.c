@@ -1,0 +1,274 @@
+/* exec_run.c - one run of `sampbench exec` (exec_run.h): the child (child.c) waits on a
+ * pipe until the mode attached, then execs the program; this process polls its threads
+ * in /proc for the truth and keeps a copy of its memory map for symbolization, because
+ * the program's layout is not ours. */
+#include "harness/exec_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/metrics.h"
+#include "core/exec_shm.h"
+#include "core/iso_time.h"
+#include "harness/child.h"
+#include "platform/platform.h"
+
+#define EXEC_POLL_NS 5000000ull       /* /proc truth and perf rings */
+#define EXEC_MAPS_EVERY 4             /* polls between two copies of the maps */
+
+static void poll_maps(struct exec_ctx *c, char *buf, size_t cap)
+{
+	size_t n = exec_read_maps(c->pid, buf, cap);
+	if (n == 0)
+		return;
+	char *m = realloc(c->maps, n);
+	if (!m)
+		return;
+	memcpy(m, buf, n);
+	c->maps = m;
+	c->maps_len = n;
+}
+
+/* Copies the sink into r, numbers threads by first appearance (the truth's order, then
+ * threads only the samples saw), and fills the truth rows. */
+static int collect(struct exec_ctx *c)
+{
+	struct sb_run *r = c->r;
+	struct exec_truth *tr = c->truth;
+
+	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
+	if (child_collect_sink(r, c->sink) != 0 || !r->thread_rows)
+		return -1;
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].tid > 0)
+			exec_truth_tid(tr, r->samples[i].tid);
+	/* Slots by order of appearance, sampler threads excluded; beyond 64 no slot. */
+	int slot_of[EXEC_MAX_TIDS];
+	int nslots = 0;
+	double untracked_cpu = 0;
+	for (size_t i = 0; i < tr->n; i++) {
+		struct exec_tid *t = &tr->t[i];
+		slot_of[i] = -1;
+		if (t->helper)
+			continue;
+		if (nslots == SB_MAX_THREADS) {
+			untracked_cpu += (double)t->cpu_ns;
+			continue;
+		}
+		slot_of[i] = nslots;
+		struct sb_thread_row *row = &r->thread_rows[nslots++];
+		row->index = slot_of[i];
+		row->tid = t->tid;
+		row->os_threads = 1;
+		row->cpu_ns = t->cpu_ns;
+		row->alive_ns = t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
+		row->weight_ns = NAN;
+	}
+	r->nthread_rows = (size_t)nslots;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		struct sb_sample *s = &r->samples[i];
+		s->thread_index = -1;
+		for (size_t k = 0; k < tr->n; k++)
+			if (tr->t[k].tid == s->tid) {
+				s->thread_index = slot_of[k];
+				break;
+			}
+	}
+	r->threads = nslots;
+	run_add_stat(r, "sink_dropped", (double)atomic_load(&c->sink->dropped));
+	run_add_stat(r, "truth_polls", (double)tr->polls);
+	run_add_stat(r, "truth_from_stat_ticks", tr->from_stat);
+	run_add_stat(r, "truth_untracked_cpu_ns", untracked_cpu);
+	return 0;
+}
+
+struct exec_child_arg {
+	struct exec_ctx *c;
+	int go[2], ok[2];
+};
+
+/* The child: waits until the parent attached (perf events must exist before execve),
+ * then the mode's environment and execvp. On failure, its errno goes up the ok pipe
+ * (close-on-exec: EOF there means the exec worked). */
+static void exec_child(void *p)
+{
+	const struct exec_child_arg *a = p;
+	struct exec_ctx *c = a->c;
+	char b;
+	int e;
+
+	close(a->go[1]); /* or the read below never sees the parent's EOF */
+	close(a->ok[0]);
+	while (read(a->go[0], &b, 1) < 0 && errno == EINTR)
+		;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	if (c->mode->child(c) != 0) {
+		e = errno;
+	} else {
+		execvp(c->t->argv[0], c->t->argv);
+		e = errno;
+	}
+	if (write(a->ok[1], &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+struct exec_poll_arg {
+	struct exec_ctx *c;
+	char *mapbuf;
+};
+
+static void exec_poll(void *p, uint64_t polls)
+{
+	struct exec_poll_arg *a = p;
+
+	exec_truth_poll(a->c->truth);
+	a->c->mode->poll(a->c);
+	if (polls % EXEC_MAPS_EVERY == 0)
+		poll_maps(a->c, a->mapbuf, SB_EXEC_MAPS_MAX);
+}
+
+/* Runs the program once under c->s: *status gets its wait status. Returns 0, or -1 when
+ * the program did not run or could not be waited for (c->err says why). */
+static int exec_once(struct exec_ctx *c, int *status)
+{
+	int go[2] = { -1, -1 }, ok[2] = { -1, -1 };
+	int rc = -1;
+	char *mapbuf = malloc(SB_EXEC_MAPS_MAX);
+	struct child child = { .pid = -1 };
+
+	c->pid = -1;
+	if (!mapbuf || c->mode->prepare(c) != 0)
+		goto cleanup;
+	if (plat_pipe_cloexec(go) != 0 || plat_pipe_cloexec(ok) != 0) {
+		snprintf(c->err, sizeof(c->err), "pipe: %s", strerror(errno));
+		goto cleanup;
+	}
+	struct exec_child_arg carg = { c, { go[0], go[1] }, { ok[0], ok[1] } };
+	/* The program stays in our process group: Ctrl-C at the terminal is its to handle. */
+	if (child_start(&child, 0, exec_child, &carg) != 0) {
+		snprintf(c->err, sizeof(c->err), "fork: %s", strerror(errno));
+		goto cleanup;
+	}
+	c->pid = child.pid;
+	close(go[0]);
+	close(ok[1]);
+	go[0] = ok[1] = -1;
+	if (c->mode->attach(c) != 0) {
+		child_kill(&child);
+		waitpid(c->pid, NULL, 0);
+		c->pid = -1;
+		goto cleanup;
+	}
+	uint64_t t0 = sb_now_ns();
+	close(go[1]); /* EOF: exec */
+	go[1] = -1;
+	int e = 0;
+	ssize_t k;
+	while ((k = read(ok[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	if (k == sizeof(e)) {
+		snprintf(c->err, sizeof(c->err), "cannot execute '%s': %s", c->t->argv[0],
+			 strerror(e));
+		waitpid(c->pid, NULL, 0);
+		c->pid = -1;
+		goto cleanup;
+	}
+	exec_truth_init(c->truth, c->pid);
+	struct exec_poll_arg parg = { c, mapbuf };
+	struct child_wait_opts wopts = { .poll_ns = EXEC_POLL_NS, .poll = exec_poll, .arg = &parg };
+	struct child_exit ex;
+	if (child_wait(&child, &wopts, &ex) != 0) {
+		snprintf(c->err, sizeof(c->err), "wait: %s", strerror(errno));
+		goto cleanup;
+	}
+	*status = ex.status;
+	c->r->wall_s = (double)(sb_now_ns() - t0) / 1e9;
+	c->mode->finish(c);
+	if (collect(c) != 0) {
+		snprintf(c->err, sizeof(c->err), "out of memory");
+		goto cleanup;
+	}
+	child_add_rusage_stats(c->r, &ex.ru);
+	rc = 0;
+cleanup:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ok[i] >= 0)
+			close(ok[i]);
+	}
+	free(mapbuf);
+	return rc;
+}
+
+int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_id,
+	     const char *cmdline, struct sb_run *r)
+{
+	struct exec_ctx c = { .t = t, .s = s, .memfd = -1, .r = r };
+	int status = -1, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	metrics_clear(&r->metrics);
+	r->run_id = run_id;
+	snprintf(r->sampler, sizeof(r->sampler), "%s", s->name);
+	snprintf(r->workload, sizeof(r->workload), "%s", cmdline);
+	r->hz = t->hz;
+	r->clock = s->clock;
+	iso_now(r->start_time, sizeof(r->start_time));
+	c.truth = calloc(1, sizeof(*c.truth));
+	if (run_alloc_stats(r) != 0 || !c.truth) {
+		snprintf(r->reason, sizeof(r->reason), "out of memory");
+		r->status = SB_RUN_FAILED;
+		goto cleanup;
+	}
+	c.mode = exec_mode_of(s);
+	if (!c.mode) {
+		r->status = SB_RUN_SKIPPED;
+		snprintf(r->reason, sizeof(r->reason),
+			 "%s cannot sample another program yet (exec supports the agent's samplers, "
+			 "perf and plugins)", s->name);
+		goto cleanup;
+	}
+	if (exec_once(&c, &status) != 0) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "%s", c.err);
+		goto cleanup;
+	}
+	rc = status;
+	r->duration_s = r->wall_s;
+	run_add_stat(r, "exit_code", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	run_add_stat(r, "exit_signal", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	r->status = c.failed ? SB_RUN_FAILED : SB_RUN_OK;
+	if (WIFSIGNALED(status) && !c.failed) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "program killed by signal %s",
+			 plat_signal_name(WTERMSIG(status)) ? plat_signal_name(WTERMSIG(status))
+							    : "?");
+	}
+	if (r->nframes > 0)
+		exec_symbolize(c.maps, c.maps_len, r->frames, r->nframes, &r->symbols,
+			       &r->nsymbols);
+	metrics_compute(r, NULL);
+	/* No workload code in the program: slot leaves and chains cannot be judged. */
+	r->metrics.misattributed_fraction = NAN;
+	r->metrics.stack_correct_fraction = NAN;
+	r->metrics.function_tvd = NAN;
+cleanup:
+	if (c.mode)
+		c.mode->cleanup(&c);
+	if (c.truth) {
+		exec_truth_close(c.truth);
+		free(c.truth);
+	}
+	free(c.maps);
+	return rc;
+}

@@ -1,0 +1,163 @@
+/* test_child.c - harness/child.c: exit status and rusage come back, the deadline and the
+ * interrupt flag kill the child, and a kill reaches the whole process group (a helper
+ * the child forked dies with it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/child.h"
+
+static void exit_with_7(void *arg)
+{
+	(void)arg;
+	for (volatile unsigned long x = 0; x < 20000000ul; x++)
+		; /* some CPU time for the rusage */
+	_exit(7);
+}
+
+static void test_status_and_rusage(void **state)
+{
+	(void)state;
+	struct child c;
+	struct child_exit e;
+	struct child_wait_opts o = { .timeout_s = 30, .poll_ns = 1000000 };
+
+	assert_int_equal(child_start(&c, 1, exit_with_7, NULL), 0);
+	assert_true(c.pid > 0);
+	assert_int_equal(child_wait(&c, &o, &e), 0);
+	assert_int_equal(c.pid, -1);
+	assert_false(e.killed);
+	assert_true(WIFEXITED(e.status));
+	assert_int_equal(WEXITSTATUS(e.status), 7);
+	assert_true(e.ru.ru_utime.tv_sec > 0 || e.ru.ru_utime.tv_usec > 0);
+}
+
+/* The child forks a helper, sends its pid up the pipe, and both sleep forever holding
+ * the pipe's write end. */
+static void sleep_with_helper(void *arg)
+{
+	int *fds = arg;
+	close(fds[0]);
+	pid_t helper = fork();
+	if (helper == 0)
+		for (;;)
+			pause();
+	if (write(fds[1], &helper, sizeof(helper)) != sizeof(helper))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* The helper's pid, once the child sent it. */
+static pid_t helper_pid(int rd)
+{
+	pid_t h = -1;
+	assert_int_equal(read(rd, &h, sizeof(h)), sizeof(h));
+	assert_true(h > 0);
+	return h;
+}
+
+/* EOF on fds[0] within 5 s: every holder of the write end is gone. */
+static int all_writers_gone(int rd)
+{
+	struct pollfd p = { .fd = rd, .events = POLLIN };
+	char b;
+	return poll(&p, 1, 5000) == 1 && read(rd, &b, 1) == 0;
+}
+
+static void test_deadline_kills_the_group(void **state)
+{
+	(void)state;
+	int fds[2];
+	struct child c;
+	struct child_exit e;
+	struct child_wait_opts o = { .timeout_s = 0.2, .poll_ns = 1000000 };
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(child_start(&c, 1, sleep_with_helper, fds), 0);
+	close(fds[1]);
+	helper_pid(fds[0]);
+	assert_int_equal(child_wait(&c, &o, &e), 0);
+	assert_true(e.killed);
+	assert_false(e.interrupted);
+	assert_true(WIFSIGNALED(e.status));
+	assert_int_equal(WTERMSIG(e.status), SIGKILL);
+	assert_true(all_writers_gone(fds[0])); /* the helper too */
+	close(fds[0]);
+}
+
+static volatile int stop_now;
+
+static void set_stop(void *arg, uint64_t polls)
+{
+	(void)arg;
+	if (polls == 3)
+		stop_now = 1;
+}
+
+static void test_interrupt_kills(void **state)
+{
+	(void)state;
+	int fds[2];
+	struct child c;
+	struct child_exit e;
+	struct child_wait_opts o = { .interrupted = &stop_now, .poll_ns = 1000000,
+				     .poll = set_stop };
+
+	stop_now = 0;
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(child_start(&c, 1, sleep_with_helper, fds), 0);
+	close(fds[1]);
+	helper_pid(fds[0]);
+	assert_int_equal(child_wait(&c, &o, &e), 0); /* no deadline: only the flag ends it */
+	assert_true(e.killed);
+	assert_true(e.interrupted);
+	assert_true(all_writers_gone(fds[0]));
+	close(fds[0]);
+}
+
+/* Without a group of its own the child is killed alone: its helper lives on. */
+static void test_without_group_only_the_child(void **state)
+{
+	(void)state;
+	int fds[2];
+	struct child c;
+	struct child_exit e;
+	struct child_wait_opts o = { .timeout_s = 0.2, .poll_ns = 1000000 };
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(child_start(&c, 0, sleep_with_helper, fds), 0);
+	assert_int_equal(getpgid(c.pid), getpgrp());
+	close(fds[1]);
+	pid_t helper = helper_pid(fds[0]);
+	assert_int_equal(child_wait(&c, &o, &e), 0);
+	assert_true(e.killed);
+	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+	int alive = poll(&p, 1, 200) == 0; /* the helper still holds the pipe */
+	kill(helper, SIGKILL);
+	assert_true(all_writers_gone(fds[0]));
+	close(fds[0]);
+	assert_true(alive);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_and_rusage),
+		cmocka_unit_test(test_deadline_kills_the_group),
+		cmocka_unit_test(test_interrupt_kills),
+		cmocka_unit_test(test_without_group_only_the_child),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
