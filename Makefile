@@ -102,7 +102,7 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 check: deps $(BIN) $(TEST_BINS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=10 sh tests/run.sh tests/layers.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh tests/fixtures/check.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=5 sh tests/run.sh tests/layers.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh tests/fixtures/check.sh
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
 	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -17,6 +18,7 @@
 #include "harness/host.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
+#include "tests/support/sbrun.h"
 
 static const char *const mechanisms[] = {
 	"syscall",	 "thread_cpu_clock",  "futex_cross", "futex_same",	 "signal_cross",
@@ -162,6 +164,33 @@ static void test_floor_ratios(void **state)
 	assert_true(isnan(r.metrics.stop_latency_p99_floor_ratio));
 }
 
+/* Every run file carries both phases, whatever tests/run.sh's SB_CALIBRATE=0 saves the
+ * other tests: `run` calibrates unless told not to, and `show` prints both. */
+static void test_run_file_has_both_phases(void **state)
+{
+	const char *b = getenv("BUILD");
+	char bin[512], h5[] = "/tmp/sbcalib.XXXXXX", path[600], out[8192];
+	int fd = mkstemp(h5);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(h5);
+	snprintf(path, sizeof(path), "%s.h5", h5);
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	unsetenv("SB_CALIBRATE");
+	assert_int_equal(sbrun(bin, ARGS("run", "-s", "none", "-w", "balanced", "-d", "0.1", "-o",
+					 path), NULL, 0, NULL, 0), 0);
+	assert_int_equal(sbrun(bin, ARGS("show", path), out, sizeof(out), NULL, 0), 0);
+	unlink(path);
+	const char *table = strstr(out, "calibration, this host's floors");
+	assert_non_null(table);
+	assert_non_null(strstr(table, "start p50"));
+	assert_non_null(strstr(table, "end p50"));
+	for (size_t i = 0; i < NMECH; i++)
+		assert_non_null(strstr(table, mechanisms[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_spin_budget_bounds),
 		cmocka_unit_test(test_fingerprint),
 		cmocka_unit_test(test_floor_ratios),
+		cmocka_unit_test(test_run_file_has_both_phases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
