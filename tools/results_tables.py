@@ -87,6 +87,28 @@ def main(argv):
               f"{m('churn', 'rate_accuracy')} / {m('churn', 'rate_accuracy', 8)} | "
               f"{m('syscall', 'eintr_per_1k_samples', fmt='{:.0f}')} | {m('syscall', 'wall_rate_accuracy')} | "
               f"{m('skewed', 'rate_accuracy', 2, 1000.0)} |")
+    facts = {}
+    if "host_facts" in f:
+        for row in f["host_facts"][:]:
+            facts[s(row["name"])] = float(row["value"])
+    rz = facts.get("rendezvous_p99_ns", float("nan")) / 1e3
+    busy = facts.get("rendezvous_busy_p99_ns", float("nan")) / 1e3
+    print(f"\n**The suspend sampler against this file's floors** (rendezvous p99 {rz:.0f} µs, "
+          f"busy rendezvous p99 {busy:.0f} µs; medians)\n")
+    print("| sampler | balanced 2t window p50 / p99 µs | p99 / rendezvous p99 | balanced 8t rate, window p99 µs "
+          "| skewed 2t window p99 µs | syscall 2t EINTR per 1k, wall rate | balanced 8t sampler CPU |")
+    print("|---|---|---|---|---|---|---|")
+    for smp in samplers:
+        if (smp, "balanced", 2, 100.0, "") not in cells or smp not in ("mach", "mach-idle"):
+            continue
+        def m(w, k, t=2, **kw):
+            return med(smp, w, t, 100.0, k, **kw)
+        p99 = m("balanced", "suspend_window_p99_ns", fmt="{:.1f}")
+        ratio = f"{float(p99) * 1e-3 / rz:.2f}" if p99 != "–" else "–"
+        print(f"| {smp} | {m('balanced', 'suspend_window_p50_ns', **us)} / {m('balanced', 'suspend_window_p99_ns', **us)} | "
+              f"{ratio} | {m('balanced', 'rate_accuracy', 8)}, {m('balanced', 'suspend_window_p99_ns', 8, **us)} | "
+              f"{m('skewed', 'suspend_window_p99_ns', **us)} | {m('syscall', 'eintr_per_1k_samples', fmt='{:.0f}')}, "
+              f"{m('syscall', 'wall_rate_accuracy')} | {m('balanced', 'sampler_cpu_fraction', 8, **pct)} |")
     return 0
 
 
