@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness/cli.h"
+#include "platform/platform.h"
 #include "results/h5io.h"
 #include "sampler/thread_ctl.h"
 
@@ -17,10 +18,15 @@
  * inherited). Returns the exit status, 128+signal, or -1 when it could not start. */
 static int spawn(char *const argv[], int out_fd, int err_fd)
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		/* A killed bench takes its candidate with it (the candidate's own run child
+		 * has its death signal too), as child.c does for A's runs. */
+		if (plat_die_with_parent() == 0 && getppid() != parent)
+			_exit(127);
 		/* The session's calibration holds for A and B alike: B's build skips its own
 		 * (0.8 s a run) and spins with the budget A's runs use, so the two builds run
 		 * the same policy on the same measured host. */

@@ -141,10 +141,15 @@ static void test_mixed(void **state)
 	assert_true(!SIGNAL_STACKS_VALID || r.metrics.stack_correct_fraction > 0.8);
 	run_free(&r);
 
-	/* A wall-clock sampler splits them: its off-CPU share follows the truth. */
+	/* A wall-clock sampler splits them: its off-CPU share follows the truth. Not at
+	 * 250 Hz: its 4 ms period is the workload's own cycle (spin 2, sleep 1, block ~1 ms),
+	 * so a thread's samples stay near one phase of it (ten make checks: 0.358-0.518
+	 * against truths of 0.35-0.36, one over the bound). 97 Hz walks through the phases,
+	 * as perf's 99 Hz default avoids locking onto 100 Hz timers (ten runs: 0.397-0.445;
+	 * the remaining excess, absent from make bench's 2 s runs, is not explained). */
 	if (!usable("ptrace"))
 		return;
-	run_ok("ptrace", "mixed", 2, 250, 1.0, 0, &r);
+	run_ok("ptrace", "mixed", 2, 97, 1.5, 0, &r);
 	print_message("ptrace mixed: samples %.0f offcpu_sample_fraction %.3f true %.3f\n",
 		      r.metrics.nsamples, r.metrics.offcpu_sample_fraction,
 		      r.metrics.offcpu_true_fraction);
