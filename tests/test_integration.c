@@ -79,8 +79,11 @@ static void check_common(const struct sb_run *r)
 	}
 	if (on_workers < r->nsamples * 98 / 100)
 		fail_msg("only %zu of %zu samples on workload threads", on_workers, r->nsamples);
+	/* The misses are samples inside glibc's barrier code, which Debian builds without
+	 * frame pointers: 0.89-0.97 for a healthy itimer here (make bench's skewed medians
+	 * 0.90-0.94); a walker that stops at the leaf or loses the chain gives near 0. */
 	double frac = (double)own_leaf / (double)on_workers;
-	if (frac < 0.9)
+	if (frac < 0.85)
 		fail_msg("only %.2f of the stacks reach their thread's slot function", frac);
 	assert_true(r->metrics.misattributed_fraction < 0.01);
 	/* every thread got samples */
