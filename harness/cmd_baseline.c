@@ -51,19 +51,11 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (env.path_only) {
-		if (first < argc) {
-			sb_err("unexpected argument '%s' (see 'sampbench baseline --help')",
-			       argv[first]);
-			return -1;
-		}
-		return 0;
-	}
-	if (first + 1 != argc) {
-		sb_err(first == argc ? "missing CURRENT.h5 (see 'sampbench baseline --help')"
-				      : "unexpected argument (see 'sampbench baseline --help')");
+	int n = env.path_only ? 0 : 1; /* --path takes no file */
+	if (opt_operands("baseline", argv, first, argc, n, n, "CURRENT.h5") != 0)
 		return -1;
-	}
+	if (env.path_only)
+		return 0;
 	env.current = argv[first];
 	return 0;
 }

@@ -172,10 +172,8 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (first < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench bench --help')", argv[first]);
+	if (opt_operands("bench", argv, first, argc, 0, 0, "") != 0)
 		return -1;
-	}
 	/* the profile the --resume file records, unless one is given */
 	env.profile_set = env.profile != NULL;
 	if (!env.profile)

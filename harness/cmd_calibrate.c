@@ -35,10 +35,8 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	if (first < 0)
 		return SB_EXIT_USAGE;
-	if (first < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench calibrate --help')", argv[first]);
+	if (opt_operands("calibrate", argv, first, argc, 0, 0, "") != 0)
 		return SB_EXIT_USAGE;
-	}
 	host_probe_calibrated(&host);
 	show_host(stdout, &host);
 	show_calibration(stdout, &host);

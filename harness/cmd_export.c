@@ -79,14 +79,8 @@ int cmd_export(int argc, char **argv)
 	run_id = env.run_id;
 	if (env.module)
 		flags |= EXPORT_MODULE;
-	if (first >= argc) {
-		sb_err("missing input FILE.h5 (see 'sampbench export --help')");
+	if (opt_operands("export", argv, first, argc, 1, 1, "input FILE.h5") != 0)
 		return SB_EXIT_USAGE;
-	}
-	if (first != argc - 1) {
-		sb_err("one input file expected, got %d", argc - first);
-		return SB_EXIT_USAGE;
-	}
 	input = argv[first];
 	if (!format) {
 		sb_err("missing --format (folded, pprof or pprof-symbols)");

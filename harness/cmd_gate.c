@@ -93,14 +93,8 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (first == argc) {
-		sb_err("missing CURRENT.h5 (see 'sampbench gate --help')");
+	if (opt_operands("gate", argv, first, argc, 1, 1, "CURRENT.h5") != 0)
 		return -1;
-	}
-	if (first + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench gate --help')", argv[first + 1]);
-		return -1;
-	}
 	env.current = argv[first];
 	return 0;
 }

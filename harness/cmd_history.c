@@ -78,10 +78,8 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (first == argc) {
-		sb_err("missing FILE.h5 (see 'sampbench history --help')");
+	if (opt_operands("history", argv, first, argc, 1, -1, "FILE.h5") != 0)
 		return -1;
-	}
 	env.files = argv + first;
 	env.nfiles = argc - first;
 	snprintf(env.metric_list, sizeof(env.metric_list), "%s", env.metrics);

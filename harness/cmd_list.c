@@ -33,10 +33,8 @@ int cmd_list(int argc, char **argv)
 	}
 	if (first < 0)
 		return SB_EXIT_USAGE;
-	if (first < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench list --help')", argv[first]);
+	if (opt_operands("list", argv, first, argc, 0, 0, "") != 0)
 		return SB_EXIT_USAGE;
-	}
 	printf("samplers:\n");
 	for (size_t i = 0; sampler_at(i); i++) {
 		const struct sampler *s = sampler_at(i);

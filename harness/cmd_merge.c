@@ -58,11 +58,9 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (argc - first < 2) {
-		sb_err("missing %s (see 'sampbench merge --help')",
-		       first == argc ? "OUT.h5 and IN.h5" : "IN.h5");
+	if (opt_operands("merge", argv, first, argc, 2, -1,
+			 first == argc ? "OUT.h5 and IN.h5" : "IN.h5") != 0)
 		return -1;
-	}
 	env.out = argv[first];
 	env.in = argv + first + 1;
 	env.nin = argc - first - 1;

@@ -82,10 +82,8 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	if (first < 0)
 		return -1;
-	if (first < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench run --help')", argv[first]);
+	if (opt_operands("run", argv, first, argc, 0, 0, "") != 0)
 		return -1;
-	}
 	if (!env.samplers || !env.workloads || !env.out) {
 		sb_err("missing %s (see 'sampbench run --help')",
 		       !env.samplers ? "--sampler" : !env.workloads ? "--workload" : "-o FILE.h5");

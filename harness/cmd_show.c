@@ -394,14 +394,8 @@ int cmd_show(int argc, char **argv)
 	}
 	if (first < 0)
 		return SB_EXIT_USAGE;
-	if (first >= argc) {
-		sb_err("missing FILE.h5 (see 'sampbench show --help')");
+	if (opt_operands("show", argv, first, argc, 1, 1, "FILE.h5") != 0)
 		return SB_EXIT_USAGE;
-	}
-	if (first + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench show --help')", argv[first + 1]);
-		return SB_EXIT_USAGE;
-	}
 	if (env.metrics) {
 		list = strdup(env.metrics);
 		if (!list) {

@@ -193,14 +193,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (first < 0)
 		return SB_EXIT_USAGE;
-	if (first >= argc) {
-		sb_err("missing FILE.h5 (see 'sampbench top --help')");
+	if (opt_operands("top", argv, first, argc, 1, 1, "FILE.h5") != 0)
 		return SB_EXIT_USAGE;
-	}
-	if (first + 1 < argc) {
-		sb_err("unexpected argument '%s' (see 'sampbench top --help')", argv[first + 1]);
-		return SB_EXIT_USAGE;
-	}
 	const char *path = argv[first];
 	if (h5_read(path, &host, &runs, &nruns, 1, err, sizeof(err)) < 0) {
 		sb_err("%s", err); /* a missing, damaged or foreign file is bad input: 2 */

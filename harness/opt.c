@@ -161,3 +161,20 @@ void opt_help(FILE *out, const struct opt *opts)
 		fprintf(out, "%s\n", h);
 	}
 }
+
+int opt_operands(const char *cmd, char **argv, int first, int argc, int min, int max,
+		 const char *what)
+{
+	int n = argc - first;
+
+	if (n < min) {
+		sb_err("missing %s (see 'sampbench %s --help')", what, cmd);
+		return -1;
+	}
+	if (max >= 0 && n > max) {
+		sb_err("unexpected argument '%s' (see 'sampbench %s --help')", argv[first + max],
+		       cmd);
+		return -1;
+	}
+	return 0;
+}

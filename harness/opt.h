@@ -81,6 +81,13 @@ enum { OPT_PARSE_ERROR = -1, OPT_PARSE_HELP = 0 };
  * OPT_PARSE_ERROR (a usage error: exit 2). */
 int opt_parse(const char *cmd, const struct opt *opts, int argc, char **argv, unsigned flags);
 
+/* Checks the operands argv[first..argc) of command cmd: at least min and at most max
+ * (max < 0: no limit). Too few: "missing WHAT", too many: "unexpected argument 'X'", each
+ * with a pointer to the command's --help. Returns 0, or -1 after that one line on stderr
+ * (a usage error: exit 2). */
+int opt_operands(const char *cmd, char **argv, int first, int argc, int min, int max,
+		 const char *what);
+
 /* Prints one line per option of opts ("  -s, --sampler LIST   help"), the help texts in one
  * column and their continuation lines under it. */
 void opt_help(FILE *out, const struct opt *opts);

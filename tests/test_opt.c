@@ -389,6 +389,31 @@ static void test_every_command_refuses_bad_options(void **state)
 	}
 }
 
+/* opt_operands: counts inside [min, max] pass; too few or too many refused; max < 0 has
+ * no limit. */
+static void test_operands(void **state)
+{
+	char *argv[] = { "x", "a.h5", "b.h5", "c.h5", NULL };
+
+	(void)state;
+	assert_int_equal(opt_operands("x", argv, 1, 2, 1, 1, "FILE.h5"), 0);
+	assert_int_equal(opt_operands("x", argv, 1, 1, 1, 1, "FILE.h5"), -1);  /* none */
+	assert_int_equal(opt_operands("x", argv, 1, 3, 1, 1, "FILE.h5"), -1);  /* two */
+	assert_int_equal(opt_operands("x", argv, 1, 4, 2, -1, "IN.h5"), 0);    /* no limit */
+	assert_int_equal(opt_operands("x", argv, 1, 2, 2, -1, "IN.h5"), -1);
+	assert_int_equal(opt_operands("x", argv, 4, 4, 0, 0, ""), 0);
+	assert_int_equal(opt_operands("x", argv, 3, 4, 0, 0, ""), -1);
+}
+
+/* The operand errors through the binary: one line naming what is missing or extra. */
+static void test_operand_errors(void **state)
+{
+	(void)state;
+	expect_cli_error("show", NULL, NULL, "missing FILE.h5 (see 'sampbench show --help')");
+	expect_cli_error("export", "a.h5", "b.h5", "unexpected argument 'b.h5'");
+	expect_cli_error("list", "extra", NULL, "unexpected argument 'extra'");
+}
+
 int main(void)
 {
 	const char *b = getenv("BUILD");
@@ -404,6 +429,8 @@ int main(void)
 		cmocka_unit_test(test_every_command_is_here),
 		cmocka_unit_test(test_every_help_shows_its_table),
 		cmocka_unit_test(test_every_command_refuses_bad_options),
+		cmocka_unit_test(test_operands),
+		cmocka_unit_test(test_operand_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
