@@ -9,43 +9,49 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness/child.h"
 #include "harness/cli.h"
-#include "platform/platform.h"
 #include "results/h5io.h"
 #include "sampler/thread_ctl.h"
 
+struct spawn_args {
+	char *const *argv;
+	int out_fd, err_fd;
+};
+
+/* The candidate's process (child.c's body): the session's calibration holds for A and B
+ * alike, so B's build skips its own (0.8 s a run) and spins with the budget A's runs use:
+ * the two builds run the same policy on the same measured host. */
+static void spawn_body(void *arg)
+{
+	const struct spawn_args *a = arg;
+	char spin[32];
+
+	snprintf(spin, sizeof(spin), "%llu", (unsigned long long)tc_spin_ns());
+	setenv("SB_CALIBRATE", "0", 1);
+	setenv("SB_MACH_SPIN_NS", spin, 1);
+	if (a->out_fd >= 0)
+		dup2(a->out_fd, 1);
+	if (a->err_fd >= 0)
+		dup2(a->err_fd, 2);
+	execvp(a->argv[0], a->argv);
+	_exit(127);
+}
+
 /* Runs argv (no shell) with stdout to out_fd (-1: inherited) and stderr to err_fd (-1:
- * inherited). Returns the exit status, 128+signal, or -1 when it could not start. */
+ * inherited), on child.c's driver: a killed bench takes its candidate with it (whose own
+ * run child has its death signal too). Returns the exit status, 128+signal, or -1 when it
+ * could not start. */
 static int spawn(char *const argv[], int out_fd, int err_fd)
 {
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
+	struct spawn_args a = { argv, out_fd, err_fd };
+	struct child c;
+	const struct child_wait_opts wopts = { .poll_ns = 10000000u };
+	struct child_exit e;
+
+	if (child_start(&c, 0, spawn_body, &a) != 0 || child_wait(&c, &wopts, &e) != 0)
 		return -1;
-	if (pid == 0) {
-		/* A killed bench takes its candidate with it (the candidate's own run child
-		 * has its death signal too), as child.c does for A's runs. */
-		if (plat_die_with_parent() == 0 && getppid() != parent)
-			_exit(127);
-		/* The session's calibration holds for A and B alike: B's build skips its own
-		 * (0.8 s a run) and spins with the budget A's runs use, so the two builds run
-		 * the same policy on the same measured host. */
-		char spin[32];
-		snprintf(spin, sizeof(spin), "%llu", (unsigned long long)tc_spin_ns());
-		setenv("SB_CALIBRATE", "0", 1);
-		setenv("SB_MACH_SPIN_NS", spin, 1);
-		if (out_fd >= 0)
-			dup2(out_fd, 1);
-		if (err_fd >= 0)
-			dup2(err_fd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return WIFEXITED(e.status) ? WEXITSTATUS(e.status) : 128 + WTERMSIG(e.status);
 }
 
 /* Runs argv and reads the first line of its stdout into buf. Returns its exit status. */
