@@ -71,6 +71,17 @@ static int temp_files(const char *d)
 	return n;
 }
 
+/* path holds old; an atomic file opened over it has had replacement written to it. */
+static FILE *open_over(struct atomic_file *af, const char *path, const char *old,
+		       const char *replacement)
+{
+	write_text(path, old);
+	FILE *f = atomic_file_open(af, path);
+	assert_non_null(f);
+	fputs(replacement, f);
+	return f;
+}
+
 static void test_commit_replaces_the_file(void **state)
 {
 	(void)state;
@@ -79,10 +90,7 @@ static void test_commit_replaces_the_file(void **state)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/out.txt", dir);
-	write_text(path, "old\n");
-	FILE *f = atomic_file_open(&af, path);
-	assert_non_null(f);
-	fputs("new\n", f);
+	open_over(&af, path, "old\n", "new\n");
 	/* until the commit, readers still see the old file */
 	assert_string_equal(read_text(path), "old\n");
 	assert_int_equal(temp_files(dir), 1);
@@ -140,10 +148,7 @@ static void test_abort_keeps_the_original(void **state)
 	struct atomic_file af;
 
 	snprintf(path, sizeof(path), "%s/kept.txt", dir);
-	write_text(path, "old\n");
-	FILE *f = atomic_file_open(&af, path);
-	assert_non_null(f);
-	fputs("half of a new fi", f);
+	open_over(&af, path, "old\n", "half of a new fi");
 	atomic_file_abort(&af);
 	atomic_file_abort(&af);
 	assert_string_equal(read_text(path), "old\n");

@@ -59,16 +59,23 @@ static void sleep_with_helper(void *arg)
 		pause();
 }
 
-/* The helper's pid, once the child sent it. */
-static pid_t helper_pid(int rd)
+/* Starts sleep_with_helper (its own group or not) and waits for its helper's pid; *rd is
+ * the pipe's read end, which only the child and the helper hold the other end of. */
+static pid_t start_with_helper(struct child *c, int own_group, int *rd)
 {
+	int fds[2];
 	pid_t h = -1;
-	assert_int_equal(read(rd, &h, sizeof(h)), sizeof(h));
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(child_start(c, own_group, sleep_with_helper, fds), 0);
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &h, sizeof(h)), sizeof(h));
 	assert_true(h > 0);
+	*rd = fds[0];
 	return h;
 }
 
-/* EOF on fds[0] within 5 s: every holder of the write end is gone. */
+/* EOF on rd within 5 s: every holder of the write end is gone. */
 static int all_writers_gone(int rd)
 {
 	struct pollfd p = { .fd = rd, .events = POLLIN };
@@ -79,22 +86,19 @@ static int all_writers_gone(int rd)
 static void test_deadline_kills_the_group(void **state)
 {
 	(void)state;
-	int fds[2];
+	int rd;
 	struct child c;
 	struct child_exit e;
 	struct child_wait_opts o = { .timeout_s = 0.2, .poll_ns = 1000000 };
 
-	assert_int_equal(pipe(fds), 0);
-	assert_int_equal(child_start(&c, 1, sleep_with_helper, fds), 0);
-	close(fds[1]);
-	helper_pid(fds[0]);
+	start_with_helper(&c, 1, &rd);
 	assert_int_equal(child_wait(&c, &o, &e), 0);
 	assert_true(e.killed);
 	assert_false(e.interrupted);
 	assert_true(WIFSIGNALED(e.status));
 	assert_int_equal(WTERMSIG(e.status), SIGKILL);
-	assert_true(all_writers_gone(fds[0])); /* the helper too */
-	close(fds[0]);
+	assert_true(all_writers_gone(rd)); /* the helper too */
+	close(rd);
 }
 
 static volatile int stop_now;
@@ -109,45 +113,39 @@ static void set_stop(void *arg, uint64_t polls)
 static void test_interrupt_kills(void **state)
 {
 	(void)state;
-	int fds[2];
+	int rd;
 	struct child c;
 	struct child_exit e;
 	struct child_wait_opts o = { .interrupted = &stop_now, .poll_ns = 1000000,
 				     .poll = set_stop };
 
 	stop_now = 0;
-	assert_int_equal(pipe(fds), 0);
-	assert_int_equal(child_start(&c, 1, sleep_with_helper, fds), 0);
-	close(fds[1]);
-	helper_pid(fds[0]);
+	start_with_helper(&c, 1, &rd);
 	assert_int_equal(child_wait(&c, &o, &e), 0); /* no deadline: only the flag ends it */
 	assert_true(e.killed);
 	assert_true(e.interrupted);
-	assert_true(all_writers_gone(fds[0]));
-	close(fds[0]);
+	assert_true(all_writers_gone(rd));
+	close(rd);
 }
 
 /* Without a group of its own the child is killed alone: its helper lives on. */
 static void test_without_group_only_the_child(void **state)
 {
 	(void)state;
-	int fds[2];
+	int rd;
 	struct child c;
 	struct child_exit e;
 	struct child_wait_opts o = { .timeout_s = 0.2, .poll_ns = 1000000 };
 
-	assert_int_equal(pipe(fds), 0);
-	assert_int_equal(child_start(&c, 0, sleep_with_helper, fds), 0);
+	pid_t helper = start_with_helper(&c, 0, &rd);
 	assert_int_equal(getpgid(c.pid), getpgrp());
-	close(fds[1]);
-	pid_t helper = helper_pid(fds[0]);
 	assert_int_equal(child_wait(&c, &o, &e), 0);
 	assert_true(e.killed);
-	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+	struct pollfd p = { .fd = rd, .events = POLLIN };
 	int alive = poll(&p, 1, 200) == 0; /* the helper still holds the pipe */
 	kill(helper, SIGKILL);
-	assert_true(all_writers_gone(fds[0]));
-	close(fds[0]);
+	assert_true(all_writers_gone(rd));
+	close(rd);
 	assert_true(alive);
 }
 
