@@ -41,6 +41,10 @@
  * batch when they outnumber them (measured in docs/mach.md). */
 enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
 #define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
+/* A thread whose CPU clock moved by more than this since its previous sample competes for
+ * a CPU (release policy). Serving our previous rendezvous costs a blocked thread a few
+ * microseconds (TC_IDLE_SLACK_NS at most): that alone does not make it busy. */
+#define MACH_BUSY_CPU_NS (2 * TC_IDLE_SLACK_NS)
 
 struct mach_stats {
 	uint64_t samples_captured;
@@ -325,7 +329,7 @@ static void tick(void)
 		}
 		if (peek_sample(e, cpu))
 			continue;
-		if (cpu > M.ts[e->idx].last_cpu)
+		if (cpu - M.ts[e->idx].last_cpu > MACH_BUSY_CPU_NS)
 			busy++;
 		g = &M.tg[nwant++];
 		g->e = e;
