@@ -44,6 +44,7 @@ static __thread uint32_t self_ident SB_TLS;
 
 static _Atomic uint32_t doorbell;      /* bumped by every park */
 static _Atomic uint32_t sampler_waits; /* the sampler sleeps on doorbell: wake it */
+static _Atomic int32_t tick_pending;   /* requests of this tick not parked or given up */
 static _Atomic uint32_t next_req;      /* request numbers (30 bits, never 0) */
 static _Atomic uint64_t eintr_caused;
 static _Atomic uint32_t release_gen;   /* batch ticks: parked targets sleep on this word */
@@ -166,8 +167,12 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 	uint32_t parked = (s & ~3u) | PH_PARKED;
 	int cpu = sched_getcpu();
 	atomic_store_explicit(&p->cpu, cpu, memory_order_relaxed);
+	/* A batch tick walks nothing before the last park: only the last one wakes the
+	 * sampler (one wake-up a tick instead of one a target; each would also take the
+	 * sampler's CPU from a target that still has to run to park). */
+	int32_t left = atomic_fetch_sub(&tick_pending, 1) - 1;
 	atomic_fetch_add(&doorbell, 1);
-	if (atomic_load(&sampler_waits))
+	if (atomic_load(&sampler_waits) && (left <= 0 || !atomic_load(&tick_batch)))
 		futex(&doorbell, FUTEX_WAKE, 1, NULL);
 	wait_release(p, parked, cpu);
 	/* Released: not in the stopped window any more. */
@@ -341,6 +346,7 @@ int tc_request(struct tc_target *t)
 	while (req == 0);
 	t->req = req;
 	t->req_ns = sb_now_ns();
+	atomic_fetch_add(&tick_pending, 1);
 	atomic_store_explicit(&p->st, ST(req, PH_REQUESTED), memory_order_release);
 	atomic_fetch_add(&p->sent, 1);
 	if (syscall(SYS_tgkill, getpid(), t->tid, tc_signo()) == 0)
@@ -348,6 +354,7 @@ int tc_request(struct tc_target *t)
 
 	int err = errno;
 	atomic_fetch_sub(&p->sent, 1);
+	atomic_fetch_sub(&tick_pending, 1);
 	uint32_t want = ST(req, PH_REQUESTED);
 	atomic_compare_exchange_strong(&p->st, &want, ST(req, PH_IDLE));
 	if (err == ESRCH)
@@ -367,8 +374,10 @@ int tc_cancel(struct tc_target *t)
 {
 	uint32_t want = ST(t->req, PH_REQUESTED);
 
-	if (atomic_compare_exchange_strong(&t->park->st, &want, ST(t->req, PH_IDLE)))
+	if (atomic_compare_exchange_strong(&t->park->st, &want, ST(t->req, PH_IDLE))) {
+		atomic_fetch_sub(&tick_pending, 1); /* it will never park */
 		return TC_TIMEOUT;
+	}
 	return want == ST(t->req, PH_PARKED) ? TC_PARKED : TC_TIMEOUT;
 }
 
@@ -435,6 +444,7 @@ int tc_begin_tick(int batch, int want_cpu_after)
 
 	atomic_store(&tick_batch, batch != 0);
 	atomic_store(&tick_cpu_after, want_cpu_after != 0);
+	atomic_store(&tick_pending, 0); /* every request of the last tick was resolved */
 	atomic_store(&sampler_cpu, cpu);
 	return cpu;
 }
