@@ -41,6 +41,16 @@
  * batch when they outnumber them (measured in docs/mach.md). */
 enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
 #define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
+/* A thread peeked while running (or that ran while we read its stack) is peeked again a
+ * few times, MACH_PEEK_GAP_NS apart, before it is signalled: on a thread that alternates
+ * short bursts with sleeps (the syscall workload) the signal would land in its next sleep
+ * and make it fail with EINTR. The sampler sleeps between tries so that a burst sharing
+ * its CPU can finish. A thread still running after the tries is not peeked for the next
+ * 2^misses - 1 ticks (at most MACH_PEEK_SKIP_MAX), so threads that never block (busy
+ * threads sharing the CPUs) cost one pread now and then, not three every tick. */
+#define MACH_PEEK_TRIES 3
+#define MACH_PEEK_GAP_NS 15000ull
+#define MACH_PEEK_SKIP_MAX 31u
 /* A thread whose CPU clock moved by more than this since its previous sample competes for
  * a CPU (release policy). Serving our previous rendezvous costs a blocked thread a few
  * microseconds (TC_IDLE_SLACK_NS at most): that alone does not make it busy. */
@@ -66,6 +76,8 @@ struct mach_stats {
 	uint64_t peeks_void;   /* peeks discarded: the thread ran while we read its stack */
 	uint64_t peeks_running;  /* peeked, but it was running: signalled */
 	uint64_t peeks_no_chain; /* blocked, but no frame chain found above sp: signalled */
+	uint64_t peeks_retried;  /* peeks that stood only on a second or third try */
+	uint64_t peeks_skipped;  /* peeks not tried: the thread was running the last times */
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -78,6 +90,8 @@ struct mach_tstate {
 	uint64_t last_cpu;  /* CPU ns at the previous sample (or the baseline) */
 	uint64_t last_ns;   /* when the previous sample was taken */
 	int peek_fd;        /* tc_peek_open() of this thread, -1 none, -2 not opened yet */
+	uint32_t peek_misses; /* peeks in a row that found it running after every try */
+	uint32_t peek_skip;   /* ticks left before it is peeked again */
 };
 
 struct mach_target {
@@ -89,6 +103,7 @@ struct mach_target {
 	uint32_t depth;
 	enum sb_walk_end end;
 	int ok;              /* state read and walked */
+	int peek_again;      /* pass 1 found it running: peek it again before the requests */
 };
 
 static struct {
@@ -109,6 +124,7 @@ static struct {
 	int ncpu;                   /* online CPUs, for MACH_RELEASE_AUTO */
 	struct mach_tstate *ts;     /* REG_CAP */
 	uint64_t *stacks;           /* REG_CAP * max_depth */
+	uint64_t *peek_stack;       /* max_depth: a peek's walk, kept only if the peek stands */
 	struct mach_stats st;
 } M;
 
@@ -247,38 +263,54 @@ static int is_idle(const struct reg_snap *e, uint64_t cpu)
 	return cpu == base;
 }
 
+enum { PEEK_NO, PEEK_DONE, PEEK_RUNNING };
+
 /* A thread blocked in a system call is sampled without a signal (tc_peek): the signal
  * would make the call fail with EINTR (nanosleep, poll) or wake the thread for nothing.
- * Only tried for threads that used less CPU than a tick's worth since their previous
- * sample: a thread that ran all along is running now. The sample stands only if the
- * thread's CPU clock did not move while we read its stack. Returns 1 when pushed. */
-static int peek_sample(const struct reg_snap *e, uint64_t cpu)
+ * Tried (first try: again == 0) only for threads that used less than half of the time
+ * since their previous sample as CPU: a thread that ran all along is running now. The
+ * sample stands only if the thread's CPU clock did not move while we read its stack.
+ * *cpu is its clock as read before this try. Returns PEEK_DONE when pushed, PEEK_RUNNING
+ * when it was running (or ran meanwhile: worth another try), PEEK_NO otherwise. */
+static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 {
 	struct mach_tstate *ts = &M.ts[e->idx];
 	uint64_t now = sb_now_ns(), after;
+	uint64_t *stack = M.stacks + (size_t)e->idx * M.max_depth;
 	struct sb_regs regs;
 	uint32_t depth;
 
-	if (!M.peek || !ts->have_stack || cpu - ts->last_cpu >= (now - ts->last_ns) / 2)
-		return 0;
-	if (ts->peek_fd == -2)
-		ts->peek_fd = tc_peek_open(e->tid);
+	if (!again) {
+		if (!M.peek || !ts->have_stack || cpu - ts->last_cpu >= (now - ts->last_ns) / 2)
+			return PEEK_NO;
+		if (ts->peek_skip > 0) {
+			ts->peek_skip--;
+			M.st.peeks_skipped++;
+			return PEEK_NO;
+		}
+		if (ts->peek_fd == -2)
+			ts->peek_fd = tc_peek_open(e->tid);
+	}
 	if (ts->peek_fd < 0)
-		return 0;
-	int r = tc_peek(ts->peek_fd, &e->bounds, &regs);
+		return PEEK_NO;
+	/* A previous stack that ended in a walk error tells where this thread's chain ends. */
+	int known = (ts->flags & SB_SAMPLE_WALK_ERROR) != 0;
+	int r = tc_peek(ts->peek_fd, &e->bounds, known ? stack : NULL, known ? ts->depth : 0,
+			&regs);
+	if (r == 0)
+		return PEEK_RUNNING;
 	if (r != 1) {
-		if (r == 0)
-			M.st.peeks_running++;
-		else if (r == 2)
+		if (r == 2)
 			M.st.peeks_no_chain++;
-		return 0;
+		return PEEK_NO;
 	}
-	uint64_t *stack = M.stacks + (size_t)e->idx * M.max_depth;
-	enum sb_walk_end end = fp_walk(&regs, &e->bounds, stack, M.max_depth, &depth, NULL, NULL);
+	enum sb_walk_end end = fp_walk(&regs, &e->bounds, M.peek_stack, M.max_depth, &depth, NULL,
+				       NULL);
 	if (tc_cpu_ns(e->park, e->tid, &after) != 0 || after != cpu) {
-		M.st.peeks_void++;
-		return 0;
+		M.st.peeks_void++; /* it ran while we read */
+		return PEEK_RUNNING;
 	}
+	memcpy(stack, M.peek_stack, depth * sizeof(*stack));
 	struct sb_sample s = sample_unknown();
 	s.time_ns = now;
 	s.tid = e->tid;
@@ -295,18 +327,57 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu)
 	ts->depth = depth;
 	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
 	ts->have_stack = 1;
+	ts->peek_misses = 0;
 	M.st.peeks++;
+	M.st.peeks_retried += again != 0;
 	if (sink_push(M.sink, &s, stack, depth) == 0)
 		M.st.samples_captured++;
 	else
 		M.st.dropped++;
-	return 1;
+	return PEEK_DONE;
+}
+
+/* Peeks again, up to MACH_PEEK_TRIES - 1 times, the targets M.tg[0..nwant) that pass 1
+ * found running, all in one round each, and drops those sampled. Returns the new count. */
+static int peek_retry(int nwant, int nagain)
+{
+	for (int round = 1; round < MACH_PEEK_TRIES && nagain > 0; round++) {
+		plat_sleep_until_ns(sb_now_ns() + MACH_PEEK_GAP_NS);
+		for (int i = 0; i < nwant;) {
+			struct mach_target *g = &M.tg[i];
+			int r = PEEK_NO;
+
+			if (g->peek_again && tc_cpu_ns(g->e->park, g->e->tid, &g->cpu_ns) == 0)
+				r = peek_sample(g->e, g->cpu_ns, 1);
+			if (g->peek_again && r != PEEK_RUNNING) {
+				g->peek_again = 0;
+				nagain--;
+			}
+			if (r == PEEK_DONE) {
+				M.tg[i] = M.tg[--nwant];
+				continue;
+			}
+			i++;
+		}
+	}
+	for (int i = 0; i < nwant; i++) {
+		struct mach_tstate *ts = &M.ts[M.tg[i].e->idx];
+		if (!M.tg[i].peek_again)
+			continue;
+		M.st.peeks_running++;
+		if (ts->peek_misses < 5)
+			ts->peek_misses++;
+		ts->peek_skip = (1u << ts->peek_misses) - 1 > MACH_PEEK_SKIP_MAX
+					? MACH_PEEK_SKIP_MAX
+					: (1u << ts->peek_misses) - 1;
+	}
+	return nwant;
 }
 
 static void tick(void)
 {
 	int n = registry_snapshot(M.snap, REG_CAP);
-	int nwant = 0, npend = 0, busy = 0;
+	int nwant = 0, npend = 0, busy = 0, nagain = 0;
 
 	/* Pass 1, nothing stopped yet: read every thread's CPU clock (a system call each on
 	 * Linux, kept out of the suspend windows), decide idle skip and count the threads
@@ -327,17 +398,23 @@ static void tick(void)
 			reuse_sample(e);
 			continue;
 		}
-		if (peek_sample(e, cpu))
+		int r = peek_sample(e, cpu, 0);
+		if (r == PEEK_DONE)
 			continue;
-		if (cpu - M.ts[e->idx].last_cpu > MACH_BUSY_CPU_NS)
-			busy++;
 		g = &M.tg[nwant++];
 		g->e = e;
 		g->cpu_ns = cpu;
 		g->t.park = e->park;
 		g->t.tid = e->tid;
 		g->t.ident = e->gen;
+		g->peek_again = r == PEEK_RUNNING;
+		nagain += g->peek_again;
 	}
+	if (nagain > 0)
+		nwant = peek_retry(nwant, nagain);
+	for (int i = 0; i < nwant; i++)
+		if (M.tg[i].cpu_ns - M.ts[M.tg[i].e->idx].last_cpu > MACH_BUSY_CPU_NS)
+			busy++;
 	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
 			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
 	int my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
@@ -478,6 +555,8 @@ static void free_state(void)
 	free(M.done);
 	free(M.ts);
 	free(M.stacks);
+	free(M.peek_stack);
+	M.peek_stack = NULL;
 	M.snap = NULL;
 	M.tg = NULL;
 	M.done = NULL;
@@ -525,7 +604,8 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	M.done = calloc(REG_CAP, sizeof(*M.done));
 	M.ts = calloc(REG_CAP, sizeof(*M.ts));
 	M.stacks = calloc((size_t)REG_CAP * M.max_depth, sizeof(*M.stacks));
-	if (!M.snap || !M.tg || !M.done || !M.ts || !M.stacks) {
+	M.peek_stack = calloc(M.max_depth, sizeof(*M.peek_stack));
+	if (!M.snap || !M.tg || !M.done || !M.ts || !M.stacks || !M.peek_stack) {
 		err = ENOMEM;
 		goto cleanup;
 	}
@@ -600,6 +680,8 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_void", (double)M.st.peeks_void },
 		{ "peeks_running", (double)M.st.peeks_running },
 		{ "peeks_no_chain", (double)M.st.peeks_no_chain },
+		{ "peeks_retried", (double)M.st.peeks_retried },
+		{ "peeks_skipped", (double)M.st.peeks_skipped },
 	};
 	int n = (int)ARRAY_SIZE(all);
 

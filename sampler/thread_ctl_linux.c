@@ -241,7 +241,19 @@ static void read_pair(uintptr_t addr, uintptr_t out[2])
 	out[1] = p[1];
 }
 
-int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
+/* Does the chain pcs[0..depth) that ended in e belong to this thread? A clean end, or the
+ * same two outermost frames as its previous stack from a real stop. */
+static int chain_ok(enum sb_walk_end e, const uint64_t *pcs, uint32_t depth,
+		    const uint64_t *known, uint32_t nknown)
+{
+	if (e == SB_WALK_OK || e == SB_WALK_TRUNCATED)
+		return depth >= 2;
+	return known && nknown >= 3 && depth >= 3 && pcs[depth - 1] == known[nknown - 1] &&
+	       pcs[depth - 2] == known[nknown - 2];
+}
+
+int tc_peek(int fd, const struct sb_stack_bounds *b, const uint64_t *known, uint32_t nknown,
+	    struct sb_regs *regs)
 {
 	char buf[256];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -272,7 +284,7 @@ int tc_peek(int fd, const struct sb_stack_bounds *b, struct sb_regs *regs)
 		uint64_t pcs[64];
 		uint32_t depth;
 		enum sb_walk_end e = fp_walk(&r, b, pcs, 64, &depth, NULL, NULL);
-		if ((e == SB_WALK_OK || e == SB_WALK_TRUNCATED) && depth >= 2) {
+		if (chain_ok(e, pcs, depth, known, nknown)) {
 			*regs = r;
 			return 1;
 		}
