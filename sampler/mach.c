@@ -45,9 +45,9 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
  * few times, MACH_PEEK_GAP_NS apart, before it is signalled: on a thread that alternates
  * short bursts with sleeps (the syscall workload) the signal would land in its next sleep
  * and make it fail with EINTR. The sampler sleeps between tries so that a burst sharing
- * its CPU can finish. A thread still running after the tries is not peeked for the next
+ * its CPU can finish. A thread still running after the tries is not retried for the next
  * 2^misses - 1 ticks (at most MACH_PEEK_SKIP_MAX), so threads that never block (busy
- * threads sharing the CPUs) cost one pread now and then, not three every tick. */
+ * threads sharing the CPUs) cost one pread a tick, not three. */
 #define MACH_PEEK_TRIES 3
 #define MACH_PEEK_GAP_NS 15000ull
 #define MACH_PEEK_SKIP_MAX 31u
@@ -77,7 +77,7 @@ struct mach_stats {
 	uint64_t peeks_running;  /* peeked, but it was running: signalled */
 	uint64_t peeks_no_chain; /* blocked, but no frame chain found above sp: signalled */
 	uint64_t peeks_retried;  /* peeks that stood only on a second or third try */
-	uint64_t peeks_skipped;  /* peeks not tried: the thread was running the last times */
+	uint64_t peek_retries_skipped; /* found running, not retried: it was running the last times */
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -91,7 +91,7 @@ struct mach_tstate {
 	uint64_t last_ns;   /* when the previous sample was taken */
 	int peek_fd;        /* tc_peek_open() of this thread, -1 none, -2 not opened yet */
 	uint32_t peek_misses; /* peeks in a row that found it running after every try */
-	uint32_t peek_skip;   /* ticks left before it is peeked again */
+	uint32_t peek_skip;   /* ticks left before a running peek is retried again */
 };
 
 struct mach_target {
@@ -283,20 +283,12 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 	if (!again) {
 		if (!M.peek || !ts->have_stack || cpu - ts->last_cpu >= (now - ts->last_ns) / 2)
 			return PEEK_NO;
-		if (ts->peek_skip > 0) {
-			ts->peek_skip--;
-			M.st.peeks_skipped++;
-			return PEEK_NO;
-		}
 		if (ts->peek_fd == -2)
 			ts->peek_fd = tc_peek_open(e->tid);
 	}
 	if (ts->peek_fd < 0)
 		return PEEK_NO;
-	/* A previous stack that ended in a walk error tells where this thread's chain ends. */
-	int known = (ts->flags & SB_SAMPLE_WALK_ERROR) != 0;
-	int r = tc_peek(ts->peek_fd, &e->bounds, known ? stack : NULL, known ? ts->depth : 0,
-			&regs);
+	int r = tc_peek(ts->peek_fd, &e->bounds, e->outer_fp, &regs);
 	if (r == 0)
 		return PEEK_RUNNING;
 	if (r != 1) {
@@ -407,8 +399,15 @@ static void tick(void)
 		g->t.park = e->park;
 		g->t.tid = e->tid;
 		g->t.ident = e->gen;
-		g->peek_again = r == PEEK_RUNNING;
-		nagain += g->peek_again;
+		g->peek_again = 0;
+		if (r == PEEK_RUNNING && M.ts[e->idx].peek_skip > 0) {
+			M.ts[e->idx].peek_skip--; /* it never blocked the last times: no retry */
+			M.st.peek_retries_skipped++;
+			M.st.peeks_running++;
+		} else if (r == PEEK_RUNNING) {
+			g->peek_again = 1;
+			nagain++;
+		}
 	}
 	if (nagain > 0)
 		nwant = peek_retry(nwant, nagain);
@@ -681,7 +680,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_running", (double)M.st.peeks_running },
 		{ "peeks_no_chain", (double)M.st.peeks_no_chain },
 		{ "peeks_retried", (double)M.st.peeks_retried },
-		{ "peeks_skipped", (double)M.st.peeks_skipped },
+		{ "peek_retries_skipped", (double)M.st.peek_retries_skipped },
 	};
 	int n = (int)ARRAY_SIZE(all);
 

@@ -21,6 +21,7 @@ struct reg_entry {
 	_Atomic pid_t tid;
 	_Atomic uintptr_t pthread;
 	_Atomic uintptr_t lo, hi;
+	_Atomic uintptr_t outer_fp;
 	_Atomic int slot;
 	_Atomic uint64_t reg_ns;
 	struct tc_park park;
@@ -43,6 +44,23 @@ static pid_t reg_gettid(void)
 static int reg_bounds_self(struct sb_stack_bounds *b)
 {
 	return sb_stack_bounds_self(b);
+}
+
+/* The outermost frame record of the calling thread's frame-pointer chain, 0 when the
+ * bounds are unknown. A peek at this thread, blocked later in a system call, accepts a
+ * chain that reaches it (the main thread's chain ends in no zero fp to recognise). */
+__attribute__((no_sanitize("address"))) static uintptr_t outer_frame(const struct sb_stack_bounds *b)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), outer = 0;
+
+	while (fp_validate(fp, b)) {
+		uintptr_t next = *(const uintptr_t *)fp;
+		outer = fp;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return outer;
 }
 
 static struct reg_entry *claim(void)
@@ -90,6 +108,7 @@ int registry_add_self(void)
 	atomic_store_explicit(&e->pthread, (uintptr_t)pthread_self(), memory_order_relaxed);
 	atomic_store_explicit(&e->lo, b.lo, memory_order_relaxed);
 	atomic_store_explicit(&e->hi, b.hi, memory_order_relaxed);
+	atomic_store_explicit(&e->outer_fp, outer_frame(&b), memory_order_relaxed);
 	atomic_store_explicit(&e->slot, -1, memory_order_relaxed);
 	atomic_store_explicit(&e->reg_ns, sb_now_ns(), memory_order_relaxed);
 	tc_attach_self(&e->park, gen);
@@ -135,6 +154,7 @@ int registry_snapshot(struct reg_snap *out, int max)
 		s->pthread = (pthread_t)atomic_load_explicit(&e->pthread, memory_order_relaxed);
 		s->bounds.lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
 		s->bounds.hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
+		s->outer_fp = atomic_load_explicit(&e->outer_fp, memory_order_relaxed);
 		s->slot = atomic_load_explicit(&e->slot, memory_order_relaxed);
 		s->reg_ns = atomic_load_explicit(&e->reg_ns, memory_order_relaxed);
 		s->park = &e->park;

@@ -31,6 +31,7 @@ struct reg_snap {
 	pid_t tid;
 	pthread_t pthread;
 	struct sb_stack_bounds bounds; /* recorded by the thread itself when it registered */
+	uintptr_t outer_fp;  /* its outermost frame record then, 0 unknown (tc_peek) */
 	int slot;            /* workload slot, -1 when unknown */
 	uint64_t reg_ns;     /* sb_now_ns() at registration */
 	struct tc_park *park; /* its control block (never freed) */

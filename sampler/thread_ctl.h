@@ -143,13 +143,11 @@ int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns);
  * suspend interrupts nothing); tc_peek() returns 1 with regs filled (pc, sp, fp) when the
  * thread is blocked in a system call with a findable frame chain, 0 when it is running,
  * 2 when it blocks but no chain was found, -1 on error. A chain is findable when it walks
- * cleanly to the stack's end, or, for a thread whose own chain never ends cleanly (the
- * main thread: libc's start code keeps no frame pointer), when it ends in the same two
- * outermost frames as known[0..nknown), the thread's previous stack from a real stop
- * (leaf first; NULL/0: no such stack). */
+ * cleanly to the stack's end (a zero fp), or reaches outer_fp, the thread's outermost
+ * frame record as the thread saw it when it registered (0: none): the main thread's
+ * chain never ends cleanly (libc's start code leaves a non-zero rbp behind main). */
 int tc_peek_open(pid_t tid);
-int tc_peek(int fd, const struct sb_stack_bounds *b, const uint64_t *known, uint32_t nknown,
-	    struct sb_regs *regs);
+int tc_peek(int fd, const struct sb_stack_bounds *b, uintptr_t outer_fp, struct sb_regs *regs);
 
 /* EINTRs the rendezvous caused: handlers that interrupted a system call which will now
  * fail with EINTR (despite SA_RESTART, e.g. nanosleep, poll). Since tc_init(). */

@@ -188,13 +188,11 @@ int tc_peek_open(pid_t tid)
 	return -1;
 }
 
-int tc_peek(int fd, const struct sb_stack_bounds *b, const uint64_t *known, uint32_t nknown,
-	    struct sb_regs *regs)
+int tc_peek(int fd, const struct sb_stack_bounds *b, uintptr_t outer_fp, struct sb_regs *regs)
 {
 	(void)fd;
 	(void)b;
-	(void)known;
-	(void)nknown;
+	(void)outer_fp;
 	(void)regs;
 	return -1;
 }

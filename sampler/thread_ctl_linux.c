@@ -241,19 +241,22 @@ static void read_pair(uintptr_t addr, uintptr_t out[2])
 	out[1] = p[1];
 }
 
-/* Does the chain pcs[0..depth) that ended in e belong to this thread? A clean end, or the
- * same two outermost frames as its previous stack from a real stop. */
-static int chain_ok(enum sb_walk_end e, const uint64_t *pcs, uint32_t depth,
-		    const uint64_t *known, uint32_t nknown)
+/* Does the frame chain from record fp reach outer, the thread's outermost record? */
+static int reaches(uintptr_t fp, uintptr_t outer, const struct sb_stack_bounds *b)
 {
-	if (e == SB_WALK_OK || e == SB_WALK_TRUNCATED)
-		return depth >= 2;
-	return known && nknown >= 3 && depth >= 3 && pcs[depth - 1] == known[nknown - 1] &&
-	       pcs[depth - 2] == known[nknown - 2];
+	while (outer != 0 && fp_validate(fp, b)) {
+		uintptr_t w[2];
+		if (fp == outer)
+			return 1;
+		read_pair(fp, w);
+		if (w[0] <= fp)
+			return 0;
+		fp = w[0];
+	}
+	return 0;
 }
 
-int tc_peek(int fd, const struct sb_stack_bounds *b, const uint64_t *known, uint32_t nknown,
-	    struct sb_regs *regs)
+int tc_peek(int fd, const struct sb_stack_bounds *b, uintptr_t outer_fp, struct sb_regs *regs)
 {
 	char buf[256];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -284,7 +287,8 @@ int tc_peek(int fd, const struct sb_stack_bounds *b, const uint64_t *known, uint
 		uint64_t pcs[64];
 		uint32_t depth;
 		enum sb_walk_end e = fp_walk(&r, b, pcs, 64, &depth, NULL, NULL);
-		if (chain_ok(e, pcs, depth, known, nknown)) {
+		int clean = e == SB_WALK_OK || e == SB_WALK_TRUNCATED;
+		if (depth >= 2 && (clean || reaches(p, outer_fp, b))) {
 			*regs = r;
 			return 1;
 		}
