@@ -239,6 +239,19 @@ static void time_rendezvous(struct rdv_out *o)
 	tc_fini();
 }
 
+/* 2 x the cross-CPU futex round trip's p50, within [10 us, 150 us]; 50 us unknown. */
+static uint64_t spin_budget_of(double futex_cross_p50_ns)
+{
+	if (!(futex_cross_p50_ns > 0))
+		return TC_SPIN_DEFAULT_NS;
+	double b = 2.0 * futex_cross_p50_ns;
+	if (b < 10000.0)
+		b = 10000.0;
+	if (b > 150000.0)
+		b = 150000.0;
+	return (uint64_t)b;
+}
+
 /* --- rows and facts ------------------------------------------------------------------- */
 
 static void add_row(struct sb_host *h, struct cal_series *s, const char *phase)
@@ -292,6 +305,16 @@ int calibrate_host(struct sb_host *h, const char *phase)
 	time_syscall(&s[SYSCALL]);
 	time_thread_clock(&s[CLOCK]);
 	calibrate_platform(&s[FUTEX_X], &s[FUTEX_S], &s[SIGNAL], &s[PTRACE]);
+	/* The rendezvous spins about as long as a cross-CPU sleep and wake-up costs here. Set
+	 * that budget now, so that the rendezvous floors below, and every run forked after
+	 * this, use it; SB_MACH_SPIN_NS (mach reads it at start) overrides it for both. */
+	if (strcmp(phase, "start") == 0) {
+		const char *env = getenv("SB_MACH_SPIN_NS");
+		if (env && *env)
+			tc_set_spin_ns(strtoull(env, NULL, 10));
+		else if (s[FUTEX_X].n > 0)
+			tc_set_spin_ns(spin_budget_of(quantile(s[FUTEX_X].v, (size_t)s[FUTEX_X].n, 0.5)));
+	}
 	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV], &s[RDV_BUSY] };
 	time_rendezvous(&o);
 
@@ -307,14 +330,5 @@ int calibrate_host(struct sb_host *h, const char *phase)
 
 uint64_t calibrate_spin_budget(const struct sb_host *h)
 {
-	double f = host_fact(h, "futex_cross_p50_ns");
-
-	if (!(f > 0))
-		return 50000;
-	double b = 2.0 * f;
-	if (b < 10000.0)
-		b = 10000.0;
-	if (b > 150000.0)
-		b = 150000.0;
-	return (uint64_t)b;
+	return spin_budget_of(host_fact(h, "futex_cross_p50_ns"));
 }

@@ -24,8 +24,9 @@ int calibrate_host(struct sb_host *h, const char *phase);
 
 /* A spin budget for the rendezvous (thread_ctl.h) derived from h's facts: spin about as
  * long as a cross-CPU sleep and wake-up costs here (2 x futex_cross p50), within
- * [10 us, 150 us]; 50 us when h has no calibration. Only a suggestion, recorded as the host
- * fact spin_budget_ns: spinning is off unless SB_MACH_SPIN_NS sets it (docs/mach.md). */
+ * [10 us, 150 us]; TC_SPIN_DEFAULT_NS (50 us) when h has no calibration. calibrate_host()
+ * sets it at its start phase, unless SB_MACH_SPIN_NS is set; the host fact spin_ns is the
+ * budget in force, spin_budget_ns this function's value. */
 uint64_t calibrate_spin_budget(const struct sb_host *h);
 
 #endif

@@ -40,7 +40,7 @@ int cmd_calibrate(int argc, char **argv)
 	host_probe_calibrated(&host);
 	show_host(stdout, &host);
 	show_calibration(stdout, &host);
-	printf("rendezvous spin: %.1f µs (suggested budget %.1f µs; SB_MACH_SPIN_NS sets it)\n",
+	printf("rendezvous spin budget: %.1f µs (from this calibration: %.1f µs; SB_MACH_SPIN_NS overrides it)\n",
 	       (double)tc_spin_ns() / 1e3, host_fact(&host, "spin_budget_ns") / 1e3);
 	return SB_EXIT_OK;
 }

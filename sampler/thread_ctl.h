@@ -109,12 +109,13 @@ int tc_park_cpu(const struct tc_park *p);
 /* Like tc_wait(), but when may_spin, first polls the doorbell for up to the spin budget:
  * a park that comes within it is seen without a sleep and wake-up of the sampler. */
 void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin);
-/* Sets the spin budget (ns) of both sides; 0 (the default) disables spinning. Measured on
- * this project's VM, spinning did not shorten the suspend windows (docs/mach.md), so it is
- * off unless SB_MACH_SPIN_NS asks for it; calibrate_spin_budget() suggests a value. */
+/* Sets the spin budget (ns) of both sides; 0 disables spinning. TC_SPIN_DEFAULT_NS until
+ * a host calibration sets this host's own (calibrate_host(): 2 x the cross-CPU futex round
+ * trip, within [10 us, 150 us]); SB_MACH_SPIN_NS overrides both. Measured in docs/mach.md:
+ * with 2 busy threads on 2 CPUs it shortens the suspend windows by a third. */
 void tc_set_spin_ns(uint64_t ns);
 uint64_t tc_spin_ns(void);
-#define TC_SPIN_DEFAULT_NS 0ull
+#define TC_SPIN_DEFAULT_NS 50000ull
 /* Counters since tc_init(): targets released while they spun (no wake-up needed), and
  * sampler waits that ended while spinning. */
 uint64_t tc_spin_releases(void);
