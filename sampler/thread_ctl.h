@@ -150,6 +150,11 @@ int tc_cpu_after(const struct tc_park *p, uint32_t req, uint64_t *ns);
 int tc_peek_open(pid_t tid);
 int tc_peek(int fd, const struct sb_stack_bounds *b, uintptr_t outer_fp, struct sb_regs *regs);
 
+/* 1 when pc is on, or just past, a system call instruction: a thread stopped there was
+ * entering, blocked in, or leaving a system call (a restarted call's pc is moved back onto
+ * the instruction). Linux x86_64 and aarch64; 0 elsewhere. */
+int tc_pc_at_syscall(uintptr_t pc);
+
 /* EINTRs the rendezvous caused: handlers that interrupted a system call which will now
  * fail with EINTR (despite SA_RESTART, e.g. nanosleep, poll). Since tc_init(). */
 uint64_t tc_eintr_caused(void);

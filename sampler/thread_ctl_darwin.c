@@ -181,6 +181,12 @@ uint64_t tc_spin_wakes(void)
 	return 0;
 }
 
+int tc_pc_at_syscall(uintptr_t pc)
+{
+	(void)pc;
+	return 0;
+}
+
 /* thread_suspend() interrupts no system call: nothing to gain from peeking. */
 int tc_peek_open(pid_t tid)
 {

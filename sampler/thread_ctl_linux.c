@@ -89,6 +89,28 @@ static int interrupted_syscall(const ucontext_t *uc)
 #endif
 }
 
+int tc_pc_at_syscall(uintptr_t pc)
+{
+	/* pc is code the thread was executing: mapped. The instruction before it may sit on
+	 * the previous page, the one at it may end on the next: stay inside pc's page. */
+#if defined(__x86_64__)
+	const volatile unsigned char *at = (const volatile unsigned char *)pc;
+	if ((pc & 4095) <= 4094 && at[0] == 0x0f && at[1] == 0x05)
+		return 1;
+	return (pc & 4095) >= 2 && at[-2] == 0x0f && at[-1] == 0x05;
+#elif defined(__aarch64__)
+	const volatile uint32_t *at = (const volatile uint32_t *)pc;
+	if (pc & 3)
+		return 0;
+	if ((pc & 4095) <= 4092 && at[0] == 0xd4000001u)
+		return 1;
+	return (pc & 4095) >= 4 && at[-1] == 0xd4000001u;
+#else
+	(void)pc;
+	return 0;
+#endif
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
