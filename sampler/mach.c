@@ -482,13 +482,18 @@ static void tick(void)
 		}
 		if (npend == 0)
 			break;
-		if (nresumed < ndone) {
-			if (now >= progress_ns + MACH_BATCH_STALL_NS) {
+		if (!release_early) {
+			/* Only the last park wakes the sampler in a batch tick: check for a
+			 * stall every MACH_BATCH_STALL_NS, walked threads or not yet. */
+			uint64_t check = progress_ns + MACH_BATCH_STALL_NS;
+			if (now >= check) {
 				release_batch(nresumed, ndone);
 				nresumed = ndone;
-			} else if (progress_ns + MACH_BATCH_STALL_NS < next_deadline) {
-				next_deadline = progress_ns + MACH_BATCH_STALL_NS;
+				progress_ns = now;
+				check = now + MACH_BATCH_STALL_NS;
 			}
+			if (check < next_deadline)
+				next_deadline = check;
 		}
 		tc_wait_spin(bell, next_deadline, may_spin);
 	}
