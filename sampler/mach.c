@@ -483,8 +483,11 @@ static void tick(void)
 		if (npend == 0)
 			break;
 		if (!release_early) {
-			/* Only the last park wakes the sampler in a batch tick: check for a
-			 * stall every MACH_BATCH_STALL_NS, walked threads or not yet. */
+			/* Only the last park wakes the sampler in a batch tick: look at when the
+			 * latest park happened every MACH_BATCH_STALL_NS, walked threads or not. */
+			uint64_t last = tc_last_park_ns();
+			if (last > progress_ns)
+				progress_ns = last;
 			uint64_t check = progress_ns + MACH_BATCH_STALL_NS;
 			if (now >= check) {
 				release_batch(nresumed, ndone);

@@ -104,6 +104,9 @@ void tc_release_flush(void);
  * they leave (tc_cpu_after(), for idle skip; a system call each, so only on demand).
  * Returns the sampler's CPU (-1 unknown). */
 int tc_begin_tick(int batch, int want_cpu_after);
+/* sb_now_ns() of the latest park of any thread (0: none; Darwin: always 0). A batch tick,
+ * woken only by its last park, reads its progress here. */
+uint64_t tc_last_park_ns(void);
 /* CPU that p's thread last parked on, -1 unknown (Darwin: always -1). */
 int tc_park_cpu(const struct tc_park *p);
 /* Like tc_wait(), but when may_spin, first polls the doorbell for up to the spin budget:

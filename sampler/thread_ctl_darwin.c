@@ -181,6 +181,11 @@ uint64_t tc_spin_wakes(void)
 	return 0;
 }
 
+uint64_t tc_last_park_ns(void)
+{
+	return 0; /* thread_suspend() returns when the thread is stopped: no parks to wait for */
+}
+
 int tc_pc_at_syscall(uintptr_t pc)
 {
 	(void)pc;

@@ -45,6 +45,7 @@ static __thread uint32_t self_ident SB_TLS;
 static _Atomic uint32_t doorbell;      /* bumped by every park */
 static _Atomic uint32_t sampler_waits; /* the sampler sleeps on doorbell: wake it */
 static _Atomic int32_t tick_pending;   /* requests of this tick not parked or given up */
+static _Atomic uint64_t last_park_ns;  /* when the latest park happened */
 static _Atomic uint32_t next_req;      /* request numbers (30 bits, never 0) */
 static _Atomic uint64_t eintr_caused;
 static _Atomic uint32_t release_gen;   /* batch ticks: parked targets sleep on this word */
@@ -192,6 +193,8 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 	/* A batch tick walks nothing before the last park: only the last one wakes the
 	 * sampler (one wake-up a tick instead of one a target; each would also take the
 	 * sampler's CPU from a target that still has to run to park). */
+	atomic_store_explicit(&last_park_ns, atomic_load_explicit(&p->parked_ns, memory_order_relaxed),
+			      memory_order_relaxed);
 	int32_t left = atomic_fetch_sub(&tick_pending, 1) - 1;
 	atomic_fetch_add(&doorbell, 1);
 	if (atomic_load(&sampler_waits) && (left <= 0 || !atomic_load(&tick_batch)))
@@ -485,6 +488,11 @@ int tc_begin_tick(int batch, int want_cpu_after)
 	atomic_store(&tick_pending, 0); /* every request of the last tick was resolved */
 	atomic_store(&sampler_cpu, cpu);
 	return cpu;
+}
+
+uint64_t tc_last_park_ns(void)
+{
+	return atomic_load_explicit(&last_park_ns, memory_order_relaxed);
 }
 
 int tc_park_cpu(const struct tc_park *p)
