@@ -459,7 +459,14 @@ static void tick(void)
 			}
 			if (r == TC_PARKED) {
 				walk_parked(g);
-				progress_ns = now;
+				/* Progress is when it parked, not when we walked it: in a batch
+				 * tick the sampler sleeps through the parks, and timing the
+				 * stall from its own wake-up held every straggler tick's
+				 * batch for a second stall period (stop 21: windows ~500 us
+				 * instead of ~300 us in those ticks). */
+				uint64_t parked = g->ok && g->parked_ns <= now ? g->parked_ns : now;
+				if (parked > progress_ns)
+					progress_ns = parked;
 				if (release_early) {
 					resume_parked(g);
 					push_sample(g);
