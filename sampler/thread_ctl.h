@@ -75,6 +75,12 @@ void tc_attach_self(struct tc_park *p, uint32_t ident);
 /* Starts stopping t (t->park, tid, ident, deadline_ns set by the caller). Never blocks.
  * Returns TC_PENDING, TC_GONE, TC_BUSY or TC_ERROR. */
 int tc_request(struct tc_target *t);
+/* After tc_request() gave TC_BUSY: asks t to stop without queuing another signal; the
+ * undelivered one serves this request when the thread takes it (Linux; Darwin has no
+ * undelivered requests and simply requests). For a thread that has not run since the
+ * signal was sent (it waits for a CPU), not for one that runs with the signal blocked:
+ * that one would hold the tick until the timeout. Returns what tc_request() returns. */
+int tc_rearm(struct tc_target *t);
 /* TC_PARKED once t is stopped, TC_PENDING before, TC_GONE if it vanished (Darwin). */
 int tc_poll(struct tc_target *t);
 /* Gives up on t: TC_TIMEOUT, or TC_PARKED when it parked meanwhile (resume it). */

@@ -86,6 +86,11 @@ int tc_request(struct tc_target *t)
 	return TC_PENDING;
 }
 
+int tc_rearm(struct tc_target *t)
+{
+	return tc_request(t); /* thread_suspend() leaves nothing undelivered */
+}
+
 int tc_poll(struct tc_target *t)
 {
 	mach_port_t port = atomic_load(&t->park->port);

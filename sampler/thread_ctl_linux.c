@@ -170,10 +170,11 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 		atomic_fetch_add_explicit(&eintr_caused, 1, memory_order_relaxed);
 	if (!p)
 		goto out;
-	atomic_fetch_add_explicit(&p->entered, 1, memory_order_relaxed);
+	/* seq_cst, with the load of st below: tc_rearm() stores st, then reads entered. */
+	atomic_fetch_add(&p->entered, 1);
 	regs_from_ucontext(uc, &r);
 
-	uint32_t s = atomic_load_explicit(&p->st, memory_order_acquire);
+	uint32_t s = atomic_load(&p->st);
 	for (;;) {
 		if (PHASE(s) != PH_REQUESTED)
 			goto out; /* late, spurious, or given up: never park */
@@ -403,6 +404,33 @@ int tc_request(struct tc_target *t)
 	if (err == EAGAIN)
 		return TC_BUSY; /* the signal queue is full */
 	return TC_ERROR;
+}
+
+int tc_rearm(struct tc_target *t)
+{
+	struct tc_park *p = t->park;
+	uint32_t req;
+
+	if ((int32_t)(atomic_load(&p->sent) - atomic_load(&p->entered)) <= 0)
+		return tc_request(t); /* delivered meanwhile */
+	do
+		req = (atomic_fetch_add(&next_req, 1) + 1) & 0x3fffffffu;
+	while (req == 0);
+	t->req = req;
+	t->req_ns = sb_now_ns();
+	atomic_fetch_add(&tick_pending, 1);
+	atomic_store(&p->st, ST(req, PH_REQUESTED));
+	/* The handler counts `entered` before it reads st (both seq_cst): a signal still
+	 * undelivered after our store will see this request. */
+	if ((int32_t)(atomic_load(&p->sent) - atomic_load(&p->entered)) > 0)
+		return TC_PENDING;
+	/* It was taken meanwhile and may have missed the request: withdraw it, unless the
+	 * thread parked for it, and signal afresh. */
+	uint32_t want = ST(req, PH_REQUESTED);
+	if (!atomic_compare_exchange_strong(&p->st, &want, ST(req, PH_IDLE)))
+		return TC_PENDING; /* it parked: tc_poll() sees it */
+	atomic_fetch_sub(&tick_pending, 1);
+	return tc_request(t);
 }
 
 int tc_poll(struct tc_target *t)

@@ -209,6 +209,8 @@ static void test_blocked_signal_skipped(void **state)
 	assert_int_equal(per[0], 0);
 	assert_true(per[1] >= 5);
 	assert_true(stat("timeouts") >= 1);
+	/* It runs with its signal blocked: never re-armed (that would wait 2 ms a tick). */
+	assert_int_equal(stat("rearms"), 0);
 	assert_true(stat("ticks_done") >= 5);
 	assert_true(took < 5000000000ull); /* no hang */
 }
@@ -263,6 +265,109 @@ static void test_late_handler_returns(void **state)
 	assert_int_equal(pthread_join(w.t, NULL), 0); /* would hang if it parked */
 	assert_int_equal(w.units, 1);
 	tc_fini();
+}
+
+/* A request whose signal is still undelivered is re-armed, not signalled again: the one
+ * signal, when the thread finally takes it, parks the thread for the new request. */
+static void test_rearm_served(void **state)
+{
+	(void)state;
+	struct worker w = { 0 };
+	int n;
+
+	atomic_store(&stop_work, 0);
+	assert_int_equal(tc_init(), 0);
+	assert_int_equal(pthread_create(&w.t, NULL, blocked_then_free, &w), 0);
+	while (atomic_load(&w.tid) == 0)
+		sleep_ms(1);
+	static struct reg_snap snap[REG_CAP];
+	n = registry_snapshot(snap, REG_CAP);
+	const struct reg_snap *e = NULL;
+	for (int i = 0; i < n; i++)
+		if (snap[i].tid == atomic_load(&w.tid))
+			e = &snap[i];
+	assert_non_null(e);
+
+	struct tc_target t = { .park = e->park, .tid = e->tid, .ident = e->gen };
+	assert_int_equal(tc_request(&t), TC_PENDING);
+	sleep_ms(5);
+	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
+	struct tc_target t2 = t;
+	assert_int_equal(tc_request(&t2), TC_BUSY);
+	assert_int_equal(tc_rearm(&t2), TC_PENDING);
+	assert_int_not_equal(t2.req, t.req);
+
+	atomic_store(&stop_work, 1); /* it unblocks the signal: the stale one parks it */
+	uint64_t until = sb_now_ns() + 2000000000ull;
+	while (tc_poll(&t2) != TC_PARKED && sb_now_ns() < until)
+		sleep_ms(1);
+	assert_int_equal(tc_poll(&t2), TC_PARKED);
+	struct sb_regs regs;
+	uint64_t parked_ns;
+	assert_int_equal(tc_get_state(&t2, &regs, &parked_ns), 0);
+	assert_true(parked_ns >= t2.req_ns);
+	tc_resume(&t2);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	assert_int_equal(w.units, 1);
+	tc_fini();
+}
+
+/* A thread that blocks the signal and sleeps never runs, so its CPU clock cannot tell it
+ * from one waiting for a CPU: it is re-armed once, then skipped, not waited for every
+ * tick. */
+static int sleeper_pipe[2];
+
+static void *blocked_sleeper(void *arg)
+{
+	struct worker *w = arg;
+	sigset_t set;
+	char c;
+
+	sigemptyset(&set);
+	sigaddset(&set, tc_signo());
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	sb_thread_end();
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* the stale signal returns at once */
+	return NULL;
+}
+
+static void test_blocked_sleeper_rearmed_once(void **state)
+{
+	(void)state;
+	struct worker w[2] = { { .index = 0 }, { .index = 1 } };
+	size_t per[2] = { 0 };
+
+	assert_int_equal(pipe(sleeper_pipe), 0);
+	atomic_store(&stop_work, 0);
+	assert_int_equal(pthread_create(&w[0].t, NULL, blocked_sleeper, &w[0]), 0);
+	while (atomic_load(&w[0].tid) == 0)
+		sleep_ms(1);
+	start_mach(100, 0);
+	assert_int_equal(pthread_create(&w[1].t, NULL, spin, &w[1]), 0);
+	sleep_ms(300);
+	stop_mach();
+	atomic_store(&stop_work, 1);
+	assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
+	assert_int_equal(pthread_join(w[0].t, NULL), 0);
+	assert_int_equal(pthread_join(w[1].t, NULL), 0);
+	close(sleeper_pipe[0]);
+	close(sleeper_pipe[1]);
+
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		int k = sink->samples[i].thread_index;
+		if (k >= 0)
+			per[k]++;
+	}
+	print_message("sleeper %zu, spinner %zu, rearms %.0f, timeouts %.0f, ticks %.0f\n",
+		      per[0], per[1], stat("rearms"), stat("timeouts"), stat("ticks_done"));
+	assert_int_equal(per[0], 0);
+	assert_true(per[1] >= 5);
+	assert_int_equal(stat("rearms"), 1);
+	assert_true(stat("ticks_done") >= 5);
 }
 
 /* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
@@ -587,6 +692,8 @@ int main(void)
 		cmocka_unit_test(test_samples_every_thread),
 		cmocka_unit_test(test_blocked_signal_skipped),
 		cmocka_unit_test(test_late_handler_returns),
+		cmocka_unit_test(test_rearm_served),
+		cmocka_unit_test(test_blocked_sleeper_rearmed_once),
 		cmocka_unit_test(test_churn_balanced),
 		cmocka_unit_test(test_idle_skip),
 		cmocka_unit_test(test_eintr_counted),
