@@ -533,7 +533,8 @@ static void test_blocked_thread_peeked(void **state)
 {
 	(void)state;
 	struct worker w = { .index = 1 };
-	size_t peeked = 0, total = 0, named = 0, main_total = 0, main_peeked = 0;
+	size_t peeked = 0, total = 0, named = 0, main_total = 0, main_peeked = 0, reused = 0;
+	const struct sb_sample *prev = NULL;
 
 	atomic_store(&stop_work, 0);
 	atomic_store(&eintr_seen, 0);
@@ -554,6 +555,18 @@ static void test_blocked_thread_peeked(void **state)
 		if (s->thread_index != 1)
 			continue;
 		total++;
+		if (s->flags & SB_SAMPLE_REUSED) {
+			/* Still in the same nanosleep(): the previous sample's stack, no CPU. */
+			assert_non_null(prev);
+			assert_true(s->flags & SB_SAMPLE_PEEKED);
+			assert_true(s->weight_ns == 0);
+			assert_int_equal(s->depth, prev->depth);
+			assert_memory_equal(&sink->frames[s->frame_offset],
+					    &sink->frames[prev->frame_offset],
+					    s->depth * sizeof(sink->frames[0]));
+			reused++;
+		}
+		prev = s;
 		if (!(s->flags & SB_SAMPLE_PEEKED))
 			continue;
 		peeked++;
@@ -568,15 +581,19 @@ static void test_blocked_thread_peeked(void **state)
 		}
 	}
 	print_message("peek: %zu samples, %zu peeked (%zu name the caller), %d EINTR, "
-		      "%.0f peeks, %.0f void; main thread %zu of %zu peeked\n", total, peeked,
-		      named, atomic_load(&eintr_seen), stat("peeks"), stat("peeks_void"),
-		      main_peeked, main_total);
+		      "%.0f peeks, %.0f void, %.0f reused (%zu of this thread); main thread %zu of "
+		      "%zu peeked\n", total, peeked, named, atomic_load(&eintr_seen), stat("peeks"),
+		      stat("peeks_void"), stat("peeks_reused"), reused, main_peeked, main_total);
 	assert_true(total >= 20);
 	assert_true(peeked * 10 >= total * 7); /* all but the first stops and rare races */
 	assert_true(named * 10 >= peeked * 9);
 	assert_true(atomic_load(&eintr_seen) * 10 <= (int)total);
 	assert_true(main_total >= 20);
 	assert_true(main_peeked * 10 >= main_total * 7);
+	/* The main thread sleeps through the whole run: its peeks are read once, then
+	 * reused; the sleeper's 20 ms sleeps span two 10 ms ticks. */
+	assert_true(stat("peeks_reused") * 10 >= main_total * 7);
+	assert_true(reused >= 3);
 }
 
 /* tc_pc_at_syscall() on code bytes that are never run: a system call instruction, the
