@@ -233,26 +233,31 @@ static void *blocked_then_free(void *arg)
 	return NULL;
 }
 
+/* Starts blocked_then_free() on w with the rendezvous up (tc_init), and returns the
+ * stop target of that thread, from the registry. The caller joins w and calls tc_fini. */
+static struct tc_target start_blocked(struct worker *w)
+{
+	static struct reg_snap snap[REG_CAP];
+	const struct reg_snap *e = NULL;
+
+	atomic_store(&stop_work, 0);
+	assert_int_equal(tc_init(), 0);
+	assert_int_equal(pthread_create(&w->t, NULL, blocked_then_free, w), 0);
+	while (atomic_load(&w->tid) == 0)
+		sleep_ms(1);
+	int n = registry_snapshot(snap, REG_CAP);
+	for (int i = 0; i < n; i++)
+		if (snap[i].tid == atomic_load(&w->tid))
+			e = &snap[i];
+	assert_non_null(e);
+	return (struct tc_target){ .park = e->park, .tid = e->tid, .ident = e->gen };
+}
+
 static void test_late_handler_returns(void **state)
 {
 	(void)state;
 	struct worker w = { 0 };
-	int n;
-
-	atomic_store(&stop_work, 0);
-	assert_int_equal(tc_init(), 0);
-	assert_int_equal(pthread_create(&w.t, NULL, blocked_then_free, &w), 0);
-	while (atomic_load(&w.tid) == 0)
-		sleep_ms(1);
-	static struct reg_snap snap[REG_CAP];
-	n = registry_snapshot(snap, REG_CAP);
-	const struct reg_snap *e = NULL;
-	for (int i = 0; i < n; i++)
-		if (snap[i].tid == atomic_load(&w.tid))
-			e = &snap[i];
-	assert_non_null(e);
-
-	struct tc_target t = { .park = e->park, .tid = e->tid, .ident = e->gen };
+	struct tc_target t = start_blocked(&w);
 	assert_int_equal(tc_request(&t), TC_PENDING);
 	sleep_ms(5);
 	assert_int_equal(tc_poll(&t), TC_PENDING);
@@ -273,22 +278,7 @@ static void test_rearm_served(void **state)
 {
 	(void)state;
 	struct worker w = { 0 };
-	int n;
-
-	atomic_store(&stop_work, 0);
-	assert_int_equal(tc_init(), 0);
-	assert_int_equal(pthread_create(&w.t, NULL, blocked_then_free, &w), 0);
-	while (atomic_load(&w.tid) == 0)
-		sleep_ms(1);
-	static struct reg_snap snap[REG_CAP];
-	n = registry_snapshot(snap, REG_CAP);
-	const struct reg_snap *e = NULL;
-	for (int i = 0; i < n; i++)
-		if (snap[i].tid == atomic_load(&w.tid))
-			e = &snap[i];
-	assert_non_null(e);
-
-	struct tc_target t = { .park = e->park, .tid = e->tid, .ident = e->gen };
+	struct tc_target t = start_blocked(&w);
 	assert_int_equal(tc_request(&t), TC_PENDING);
 	sleep_ms(5);
 	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
