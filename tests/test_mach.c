@@ -99,6 +99,17 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* Blocks (SIG_BLOCK) or unblocks (SIG_UNBLOCK) the rendezvous signal in the calling
+ * thread: a signal sent meanwhile stays pending and runs the handler on unblock. */
+static void mask_rendezvous(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, tc_signo());
+	pthread_sigmask(how, &set, NULL);
+}
+
 struct worker {
 	pthread_t t;
 	int index;
@@ -112,12 +123,8 @@ static void *spin(void *arg)
 {
 	struct worker *w = arg;
 
-	if (w->block_signal) {
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, tc_signo());
-		pthread_sigmask(SIG_BLOCK, &set, NULL);
-	}
+	if (w->block_signal)
+		mask_rendezvous(SIG_BLOCK);
 	sb_thread_begin(w->index);
 	atomic_store(&w->tid, sb_gettid());
 	while (!atomic_load_explicit(&stop_work, memory_order_relaxed)) {
@@ -220,22 +227,21 @@ static void test_blocked_signal_skipped(void **state)
 static void *blocked_then_free(void *arg)
 {
 	struct worker *w = arg;
-	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, tc_signo());
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	mask_rendezvous(SIG_BLOCK);
 	atomic_store(&w->tid, sb_gettid());
 	while (!atomic_load(&stop_work))
 		sleep_ms(1);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* the late signal runs here */
+	mask_rendezvous(SIG_UNBLOCK); /* the late signal runs here */
 	w->units = 1;
 	return NULL;
 }
 
-/* Starts blocked_then_free() on w with the rendezvous up (tc_init), and returns the
- * stop target of that thread, from the registry. The caller joins w and calls tc_fini. */
-static struct tc_target start_blocked(struct worker *w)
+/* Starts blocked_then_free() on w with the rendezvous up (tc_init), asks it to stop and
+ * gives up after 5 ms, so that its signal stays pending. *first gets that given-up
+ * request; returns a second target of the same thread whose tc_request() was refused
+ * (TC_BUSY) rather than queued. The caller sets stop_work, then calls finish_blocked(). */
+static struct tc_target start_pending(struct worker *w, struct tc_target *first)
 {
 	static struct reg_snap snap[REG_CAP];
 	const struct reg_snap *e = NULL;
@@ -250,26 +256,35 @@ static struct tc_target start_blocked(struct worker *w)
 		if (snap[i].tid == atomic_load(&w->tid))
 			e = &snap[i];
 	assert_non_null(e);
-	return (struct tc_target){ .park = e->park, .tid = e->tid, .ident = e->gen };
+	*first = (struct tc_target){ .park = e->park, .tid = e->tid, .ident = e->gen };
+	assert_int_equal(tc_request(first), TC_PENDING);
+	sleep_ms(5);
+	assert_int_equal(tc_poll(first), TC_PENDING); /* it blocks the signal: never parks */
+	assert_int_equal(tc_cancel(first), TC_TIMEOUT);
+	struct tc_target again = *first;
+	assert_int_equal(tc_request(&again), TC_BUSY);
+	return again;
+}
+
+/* Joins the thread of start_pending(): it must have run past the late signal. */
+static void finish_blocked(struct worker *w)
+{
+	assert_int_equal(pthread_join(w->t, NULL), 0); /* would hang if it stayed parked */
+	assert_int_equal(w->units, 1);
+	tc_fini();
 }
 
 static void test_late_handler_returns(void **state)
 {
 	(void)state;
 	struct worker w = { 0 };
-	struct tc_target t = start_blocked(&w);
-	assert_int_equal(tc_request(&t), TC_PENDING);
-	sleep_ms(5);
-	assert_int_equal(tc_poll(&t), TC_PENDING);
-	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
-	/* The signal is still pending: a new request is refused rather than queued. */
-	struct tc_target t2 = t;
-	assert_int_equal(tc_request(&t2), TC_BUSY);
+	struct tc_target t;
 
+	/* The signal is still pending: a new request is refused rather than queued, and the
+	 * late signal finds no request and returns. */
+	(void)start_pending(&w, &t);
 	atomic_store(&stop_work, 1);
-	assert_int_equal(pthread_join(w.t, NULL), 0); /* would hang if it parked */
-	assert_int_equal(w.units, 1);
-	tc_fini();
+	finish_blocked(&w);
 }
 
 /* A request whose signal is still undelivered is re-armed, not signalled again: the one
@@ -278,12 +293,9 @@ static void test_rearm_served(void **state)
 {
 	(void)state;
 	struct worker w = { 0 };
-	struct tc_target t = start_blocked(&w);
-	assert_int_equal(tc_request(&t), TC_PENDING);
-	sleep_ms(5);
-	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
-	struct tc_target t2 = t;
-	assert_int_equal(tc_request(&t2), TC_BUSY);
+	struct tc_target t;
+	struct tc_target t2 = start_pending(&w, &t);
+
 	assert_int_equal(tc_rearm(&t2), TC_PENDING);
 	assert_int_not_equal(t2.req, t.req);
 
@@ -297,9 +309,7 @@ static void test_rearm_served(void **state)
 	assert_int_equal(tc_get_state(&t2, &regs, &parked_ns), 0);
 	assert_true(parked_ns >= t2.req_ns);
 	tc_resume(&t2);
-	assert_int_equal(pthread_join(w.t, NULL), 0);
-	assert_int_equal(w.units, 1);
-	tc_fini();
+	finish_blocked(&w);
 }
 
 /* A thread that blocks the signal and sleeps never runs, so its CPU clock cannot tell it
@@ -310,18 +320,15 @@ static int sleeper_pipe[2];
 static void *blocked_sleeper(void *arg)
 {
 	struct worker *w = arg;
-	sigset_t set;
 	char c;
 
-	sigemptyset(&set);
-	sigaddset(&set, tc_signo());
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	mask_rendezvous(SIG_BLOCK);
 	sb_thread_begin(w->index);
 	atomic_store(&w->tid, sb_gettid());
 	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
 	sb_thread_end();
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* the stale signal returns at once */
+	mask_rendezvous(SIG_UNBLOCK); /* the stale signal returns at once */
 	return NULL;
 }
 
@@ -621,17 +628,14 @@ static void test_pc_at_syscall(void **state)
 static void *straggler(void *arg)
 {
 	struct worker *w = arg;
-	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, tc_signo());
 	sb_thread_begin(w->index);
 	while (!atomic_load_explicit(&stop_work, memory_order_relaxed)) {
 		uint64_t until = sb_now_ns() + 30000000ull;
-		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		mask_rendezvous(SIG_BLOCK);
 		while (sb_now_ns() < until)
 			wl_slot_work(w->index, 42, 200);
-		pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* a late signal runs here, returns */
+		mask_rendezvous(SIG_UNBLOCK); /* a late signal runs here, returns */
 	}
 	sb_thread_end();
 	return NULL;
