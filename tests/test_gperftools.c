@@ -102,9 +102,15 @@ static void check_run(const struct sb_run *r, double tvd_max)
 	assert_true(r->nsamples > 0);
 	assert_int_equal(r->metrics.checksum_errors, 0);
 
-	/* the profile holds every sample libprofiler took, and each became one sink sample */
+	/* the profile holds every sample libprofiler took, and each became one sink sample.
+	 * samples_gathered is read just before ProfilerStop (which resets it) while the timer
+	 * still runs: a SIGPROF in between lands in the profile but not in it (CI saw the two
+	 * differ once, under ASan). */
 	double total = run_stat(r, "total_count");
-	assert_true(total == run_stat(r, "samples_gathered"));
+	double gathered = run_stat(r, "samples_gathered");
+	if (!(gathered <= total && total <= gathered + 2))
+		fail_msg("%s: profile has %.0f samples, samples_gathered %.0f", r->sampler, total,
+			 gathered);
 	assert_true(total == run_stat(r, "interrupts"));
 	assert_true(total == (double)r->nsamples);
 	assert_true(run_stat(r, "parse_errors") == 0);
