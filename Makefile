@@ -101,8 +101,15 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
+# Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
+# run two at a time, longest first; every other test, new ones included, runs alone.
+CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
+                  cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
+                  platform child) tests/layers.sh tests/fixtures/check.sh
+CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) tests/gate_defects.sh
+
 check: deps $(BIN) $(TEST_BINS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=5 sh tests/run.sh tests/layers.sh $(TEST_BINS) tests/fuzz/run.sh tests/gate_defects.sh tests/fixtures/check.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=5 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
 	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \

@@ -36,7 +36,7 @@ for src in tests/plugins/defect_*.c; do
 done
 example=$BUILD/examples/ctimer_plugin.so
 {
-	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
+	printf '[defects]\nsamplers = %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
 	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
 	if [ -n "$hang" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
