@@ -75,7 +75,8 @@ $(VERSION_H): FORCE
 
 $(LIB_OBJS) $(MAIN_OBJ): | $(VERSION_H)
 
-$(BUILD)/%.o: %.c
+# Nothing compiles before the packages it includes are installed (make -j on a new machine).
+$(BUILD)/%.o: %.c | deps
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -180,11 +181,13 @@ PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 
 all: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 check: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
+# Every README example works after either of the two commands: exec needs the agent.
+bench: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES))
 
 # The agent's own pthread_create wraps the registry's: rename the registry's definition.
 $(BUILD)/agent-pic/sampler/registry_linux.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create
 
-$(BUILD)/agent-pic/%.o: %.c
+$(BUILD)/agent-pic/%.o: %.c | deps
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -fvisibility=hidden $(AGENT_DEFS) -MMD -MP -c $< -o $@

@@ -455,8 +455,8 @@ static void tick(void)
 			 * for a CPU (8 threads on 2 CPUs). Skipping it let it take the CPU,
 			 * serve the stale signal with no request and run a whole slice while
 			 * the next targets queued behind it timed out: with 8 threads a run
-			 * could settle with 3 threads timing out every tick (stop 21: rate
-			 * 0.63). Once only: one that still does not come may block the signal
+			 * could settle with 3 threads timing out every tick (rate 0.63 in
+			 * one run of 8 before d6cc39b). Once only: one that still does not come may block the signal
 			 * while it sleeps, and would cost a timeout every tick. */
 			r = tc_rearm(&g->t);
 			ts->rearmed = 1;
@@ -507,8 +507,8 @@ static void tick(void)
 				/* Progress is when it parked, not when we walked it: in a batch
 				 * tick the sampler sleeps through the parks, and timing the
 				 * stall from its own wake-up held every straggler tick's
-				 * batch for a second stall period (stop 21: windows ~500 us
-				 * instead of ~300 us in those ticks). */
+				 * batch for a second stall period (windows ~500 us instead of
+				 * ~300 us in those ticks before c6eaf57). */
 				uint64_t parked = g->ok && g->parked_ns <= now ? g->parked_ns : now;
 				if (parked > progress_ns)
 					progress_ns = parked;

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%4s %6s %6s %8s %8s %8s %8s %8s %9s %9s %7s %7s %7s %8s\n", "thr", "ticks",
-	       "planned", "timeouts", "stop50us", "stop99us", "win50us", "win99us", "cpu/tick",
+	       "planned", "timeouts", "stp50us", "stp99us", "win50us", "win99us", "cpu/tick",
 	       "us/thread", "cpu%", "w50/fl", "w99/fl", "tick/fl");
 	for (int k = 0; k < nn; k++) {
 		int n = ns[k];
