@@ -106,7 +106,7 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # run two at a time, longest first; every other test, new ones included, runs alone.
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
                   cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
-                  platform child) tests/layers.sh tests/fixtures/check.sh
+                  platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) tests/gate_defects.sh
 
 check: deps $(BIN) $(TEST_BINS)
