@@ -589,7 +589,7 @@ hid_t open_path(struct rd *rd)
 
 /* Reads every run of the open rd->file (see h5io.h). Closes rd->file. */
 int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
-		     size_t *nruns, int load_samples)
+	      size_t *nruns, int load_samples)
 {
 	struct rd_types t = { -1, -1, -1, -1, -1 };
 	struct runs_row *rows = NULL;
