@@ -80,4 +80,38 @@ long gate_hosts_find(const struct gate_hostset *hs, const struct sb_host *h);
 int gate_side_of_host(const struct gate_side *side, const struct gate_hostset *hs, size_t g,
 		      struct gate_side *out, struct sb_run **runs);
 
+/* A cell's pooled quantile with its distribution-free one-sided confidence bounds. */
+struct pooled {
+	size_t n;          /* samples pooled (0: the runs carry no samples) */
+	double q, est;     /* the quantile and its point estimate (type 7, as metrics.c) */
+	double lo, hi;     /* X_(l) <= q-quantile with prob >= 1-a; X_(u) >= it likewise */
+};
+
+/* How regressions are judged: across files (baseline) or inside one A/B file. */
+struct reg_mode {
+	int timing;       /* compare timing metrics (same fingerprint, or A/B) */
+	int ab;           /* same-run A/B: pooled quantiles compared on their samples */
+	double alpha_ab;  /* A/B: per-comparison level of the pooled tests (Bonferroni) */
+};
+
+/* "cpu clock, per-thread, tick-driven, claims thread_ids,weights (built-in table)" */
+void fmt_class(char *buf, size_t len, const struct gate_class *c);
+struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
+			     enum gate_kind kind, const char *metric);
+/* P(X >= k) for X ~ Binomial(n, 1/2): the one-sided sign test of "k of n runs over". */
+double sign_test_p(int k, int n);
+/* Pools metric's per-sample values over the cell's ok runs and bounds its quantile: X_(l)
+ * with l the largest rank such that P(Bin(n,q) >= l) >= 1 - alpha (the quantile is at or
+ * above X_(l) with that confidence), X_(u) with u the smallest such that
+ * P(Bin(n,q) <= u - 1) >= 1 - alpha. Order statistics only: no assumption on the
+ * distribution, only independent samples. Returns 0 (pl->n = 0 when no samples), -1 when
+ * out of memory or the metric is not a pooled one. */
+int pooled_quantile(const struct gate_side *side, const struct cell *c, const char *metric,
+		    double alpha, struct pooled *pl);
+int is_pooled_metric(const char *m);
+void regression_checks(const struct gate_config *cfg, const struct gate_side *base,
+		       const struct cell *bc, const struct gate_side *cur,
+		       const struct cell *cc, const struct reg_mode *mode,
+		       struct gate_result *res, size_t *cap, double *bv, double *cv);
+
 #endif

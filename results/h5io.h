@@ -78,7 +78,7 @@ int h5_set_calibration(struct sb_h5 *f, const struct sb_host *host);
 
 #endif
 
-/* ---- bench driver: matrix identity, resume, merge (definitions at the end of h5io.c) ---- */
+/* ---- bench driver: matrix identity, resume, merge (definitions in h5io_resume.c, h5io_write.c and h5io_read.c) ---- */
 
 /* Sets root string attribute name (e.g. `matrix_digest`) and flushes. Returns 0/-1
  * (h5_strerror). */

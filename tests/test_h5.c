@@ -1,4 +1,4 @@
-/* test_h5.c - results/h5io.c: write/read round trip, file layout, and every refusal. */
+/* test_h5.c - results/h5io_*.c: write/read round trip, file layout, and every refusal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

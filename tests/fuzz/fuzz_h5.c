@@ -1,4 +1,4 @@
-/* fuzz_h5.c - libFuzzer target for the results reader (results/h5io.c). The bytes are an
+/* fuzz_h5.c - libFuzzer target for the results reader (results/h5io_*.c). The bytes are an
  * HDF5 file image, read from memory by h5_read_image() (HDF5's core driver). Whatever the
  * bytes, the reader must return 0 or -1 without a crash, a hang or a read out of bounds;
  * a refusal is one line naming the file; what it accepts must be self-consistent: every

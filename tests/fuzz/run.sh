@@ -34,7 +34,7 @@ for t in $targets; do
 		;;
 	h5)
 		# the reader, the run record, the metric table and the timestamp; nothing else is reached
-		srcs="tests/fuzz/fuzz_h5.c results/h5io.c core/run.c core/metrics.c core/iso_time.c"
+		srcs="tests/fuzz/fuzz_h5.c results/h5io_*.c core/run.c core/metrics.c core/iso_time.c"
 		libs="$HDF5_LIBS -lm"
 		extra=
 		corpus=tests/fuzz/corpus_h5
