@@ -135,7 +135,7 @@ $(BUILD)/tests/test_mach_double-cov: $(BUILD)/tests/test_mach_double.o $(TEST_SU
     $(MACHDOUBLE_SRCS:%.c=$(MACHDOUBLE_COV)/%.o) $(BUILD)/machdouble/tests/machdouble/mach_double.o \
     $(MACHDOUBLE_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) --coverage -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) --coverage -Wl,--undefined=__gcov_dump -o $@ $^ $(LDLIBS) -lcmocka
 
 coverage-darwin: deps $(BIN) $(BUILD)/tests/test_mach_double-cov
 	$(Q)BUILD=$(BUILD) sh tests/machdouble/coverage.sh $(MACHDOUBLE_COV) $(BUILD)/tests/test_mach_double-cov \

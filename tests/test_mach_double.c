@@ -30,6 +30,7 @@
 #include "harness/runner.h"
 #include "sampler/registry.h"
 #include "sampler/sampler.h"
+#include "sampler/thread_ctl.h"
 #include "sampler/threads.h"
 #include "tests/machdouble/mach_double.h"
 #include "tests/support/live_run.h"
@@ -257,6 +258,74 @@ static void test_double_semantics(void **state)
 					* name with no right */
 	assert_int_equal(c.suspended, 0);
 	assert_int_equal(c.rights, md_rights_held_here());
+}
+
+/* thread_ctl.h's contract on Darwin, called directly: a synchronous stop (tc_poll parks
+ * at once), the state of the thread that parked only, an exited thread TC_GONE, and the
+ * rendezvous parts answering "nothing to wait for" without blocking. The registry's
+ * introspection hook chains to the one installed before it. */
+static void test_thread_ctl_contract(void **state)
+{
+	(void)state;
+	struct worker w[1];
+	struct reg_snap snap[REG_CAP];
+	struct tc_target t = { 0 };
+	struct sb_regs regs;
+	struct md_counts c0, c;
+	uint64_t parked_ns = 0, ns;
+
+	md_counts(&c0);
+	start_workers(w, 1);
+	pid_t tid = atomic_load(&w[0].tid);
+	int n = registry_snapshot(snap, REG_CAP);
+	for (int i = 0; i < n; i++)
+		if (snap[i].tid == tid) {
+			t.park = snap[i].park;
+			t.tid = tid;
+			t.ident = snap[i].gen;
+		}
+	assert_non_null(t.park); /* registered by the hook, from the thread itself */
+
+	assert_int_equal(tc_request(&t), TC_PENDING);
+	assert_int_equal(tc_rearm(&t), TC_PENDING);
+	assert_int_equal(tc_poll(&t), TC_PARKED);
+	assert_int_equal(md_suspend_count(tid), 1);
+	assert_int_equal(tc_get_state(&t, &regs, &parked_ns), 0);
+	assert_true(parked_ns >= t.req_ns);
+	assert_true(regs.sp >= w[0].bounds.lo && regs.sp < w[0].bounds.hi);
+	t.ident++; /* the entry now names another thread (tid reused) */
+	assert_int_equal(tc_get_state(&t, &regs, &parked_ns), -1);
+	t.ident--;
+	assert_int_equal(tc_cpu_ns(t.park, tid, &ns), 0);
+	assert_int_equal(tc_cpu_after(t.park, t.req, &ns), -1);
+	assert_int_equal(tc_park_cpu(t.park), -1);
+	assert_int_equal(tc_last_park_ns(), 0);
+	tc_resume(&t);
+	assert_int_equal(md_suspend_count(tid), 0);
+	assert_int_equal(tc_cancel(&t), TC_TIMEOUT);
+
+	/* Nothing is pending on Darwin: the waits return at once. */
+	uint64_t t0 = sb_now_ns();
+	tc_wait(tc_doorbell(), t0 + 1000000000ull);
+	tc_wait_spin(tc_doorbell(), t0 + 1000000000ull, 1);
+	assert_true(sb_now_ns() - t0 < 100000000ull);
+	tc_set_spin_ns(50000);
+	assert_int_equal(tc_spin_ns(), 0);
+	assert_int_equal(tc_signo(), 0);
+	assert_int_equal(tc_peek_open(tid), -1);
+	assert_int_equal(tc_peek(-1, &w[0].bounds, 0, &regs), -1);
+	assert_int_equal(tc_pc_at_syscall(regs.pc), 0);
+
+	/* The thread exits: its port is a dead name, the stop says TC_GONE. */
+	md_exit_before(MD_THREAD_SUSPEND, tid);
+	assert_int_equal(tc_poll(&t), TC_GONE);
+	assert_int_equal(tc_cpu_ns(t.park, tid, &ns), -1);
+	md_faults_clear();
+	finish_workers(w, 1);
+	md_counts(&c);
+	assert_int_equal(c.exits_injected - c0.exits_injected, 1);
+	assert_int_equal(c.hook_starts - c0.hook_starts, 1);
+	assert_int_equal(c.hook_terminates - c0.hook_terminates, 1);
 }
 
 /* Counts misuse from here on as a failure: the previous test made three on purpose. */
@@ -723,18 +792,28 @@ static struct rates double_run(const char *workload)
 	return r;
 }
 
+/* Within bounds that are wide for a shared 2-core VM: a Darwin thread_ctl that skipped
+ * threads or charged samples to the wrong thread moves these by far more. */
+static int alike(struct rates d, struct rates l)
+{
+	return fabs(d.rate - l.rate) <= 0.25 && d.rate >= 0.6 && d.rate <= 1.3 &&
+	       fabs(d.tvd - l.tvd) <= 0.1;
+}
+
+/* Two tries: the other processes on this VM can starve one run of either backend (seen:
+ * a Linux churn run at rate 0.20 between runs at 0.90). */
 static void compare(const char *workload)
 {
-	struct rates d = double_run(workload), l = linux_run(workload);
+	int ok = 0;
 
-	print_message("%s: rate_accuracy double %.3f linux %.3f, thread_tvd double %.3f linux "
-		      "%.3f\n",
-		      workload, d.rate, l.rate, d.tvd, l.tvd);
-	/* Wide: a shared 2-core VM. A Darwin thread_ctl that skipped threads or charged
-	 * samples to the wrong thread moves these by far more. */
-	assert_true(fabs(d.rate - l.rate) <= 0.25);
-	assert_true(d.rate >= 0.6 && d.rate <= 1.3);
-	assert_true(fabs(d.tvd - l.tvd) <= 0.1);
+	for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+		struct rates d = double_run(workload), l = linux_run(workload);
+		print_message("%s: rate_accuracy double %.3f linux %.3f, thread_tvd double %.3f "
+			      "linux %.3f\n",
+			      workload, d.rate, l.rate, d.tvd, l.tvd);
+		ok = alike(d, l);
+	}
+	assert_true(ok);
 }
 
 static void test_balanced_like_linux(void **state)
@@ -753,6 +832,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_double_semantics),
+		cmocka_unit_test(test_thread_ctl_contract),
 		cmocka_unit_test(test_mach_random_faults),
 		cmocka_unit_test(test_mach_exit_before_suspend),
 		cmocka_unit_test(test_mach_state_failure_resumes),

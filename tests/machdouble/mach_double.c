@@ -89,6 +89,8 @@ struct md_table {
 };
 
 static struct md_table *own, *parent;
+/* THREAD_START / THREAD_TERMINATE seen by the hook installed before everyone else's. */
+static _Atomic uint64_t first_hook_starts, first_hook_terminates;
 static pthread_once_t md_once = PTHREAD_ONCE_INIT;
 static _Atomic(pthread_introspection_hook_t) md_hook;
 static _Atomic int md_unknown_bounds_left;
@@ -685,6 +687,24 @@ static void call_hook(unsigned int event)
 	h(event, pthread_self(), addr, size);
 }
 
+/* A hook installed before any other, like a system library's on a Mac: the sources'
+ * hook must chain to it (thread_ctl_darwin.c keeps the previous one). */
+static void first_hook(unsigned int event, pthread_t thread, void *addr, size_t size)
+{
+	(void)thread;
+	(void)addr;
+	(void)size;
+	if (event == PTHREAD_INTROSPECTION_THREAD_START)
+		atomic_fetch_add(&first_hook_starts, 1);
+	else if (event == PTHREAD_INTROSPECTION_THREAD_TERMINATE)
+		atomic_fetch_add(&first_hook_terminates, 1);
+}
+
+__attribute__((constructor(101))) static void install_first_hook(void)
+{
+	atomic_store(&md_hook, first_hook);
+}
+
 /* The end of a thread: TERMINATE in its own context, then its port becomes a dead name.
  * Taking the lock waits out a suspender that is stopping it (the stop still completes:
  * signals are not blocked here). */
@@ -870,6 +890,8 @@ void md_counts(struct md_counts *out)
 	out->dead_suspended = atomic_load(&own->dead_suspended);
 	out->misuse = atomic_load(&own->misuse);
 	out->threads = n;
+	out->hook_starts = atomic_load(&first_hook_starts);
+	out->hook_terminates = atomic_load(&first_hook_terminates);
 	out->lost = atomic_load(&own->lost);
 }
 

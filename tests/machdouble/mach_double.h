@@ -64,6 +64,8 @@ struct md_counts {
 			      * thread, a right not held, a wrong array size */
 	uint64_t threads;    /* threads the double has seen in this process */
 	uint64_t lost;       /* threads beyond its capacity (not visible to Mach calls) */
+	uint64_t hook_starts, hook_terminates; /* seen by an introspection hook installed
+						* before the sources' one, which must chain */
 };
 void md_counts(struct md_counts *out);
 /* Suspend count of this process's thread tid, -1 when the double does not know it. */
