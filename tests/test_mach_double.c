@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,48 @@ struct worker {
 	struct sb_stack_bounds bounds;
 };
 
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* A sampler that leaves the main thread suspended (it is registered and sampled) would
+ * hang the test instead of failing it. The rescuer, a thread no hook sees (never
+ * sampled), resumes every suspended thread once it has found the main thread suspended
+ * at 10 polls in a row, 50 ms apart (a sample holds it for microseconds); the test then
+ * fails on `rescues` (counted from its start_workers()). */
+static pid_t main_tid;
+static _Atomic int rescues;
+static int resume_leftovers(void);
+
+static void *rescuer(void *arg)
+{
+	int seen = 0;
+
+	(void)arg;
+	for (;;) {
+		nap_ms(50);
+		seen = md_suspend_count(main_tid) > 0 ? seen + 1 : 0;
+		if (seen >= 10) {
+			atomic_fetch_add(&rescues, resume_leftovers());
+			seen = 0;
+		}
+	}
+	return NULL;
+}
+
 static int setup(void **state)
 {
+	pthread_t t;
+
 	(void)state;
 	sink = sink_create(1 << 16, 1 << 20);
+	main_tid = sb_gettid();
+	if (md_create_unhooked(&t, rescuer, NULL) != 0)
+		return -1;
+	pthread_detach(t);
 	return sink ? 0 : -1;
 }
 
@@ -66,13 +105,6 @@ static int teardown(void **state)
 	(void)state;
 	sink_destroy(sink);
 	return 0;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 static double stat_of(const struct sampler *s, const char *name)
@@ -127,6 +159,7 @@ static void *spin(void *arg)
 static void start_workers(struct worker *w, int n)
 {
 	atomic_store(&stop_work, 0);
+	atomic_store(&rescues, 0);
 	for (int i = 0; i < n; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].index = i;
@@ -134,7 +167,7 @@ static void start_workers(struct worker *w, int n)
 	}
 	for (int i = 0; i < n; i++)
 		while (atomic_load(&w[i].tid) == 0)
-			sleep_ms(1);
+			nap_ms(1);
 }
 
 /* Resumes every thread of this process that is still suspended (as mach-task's repair
@@ -169,7 +202,7 @@ static void finish_workers(struct worker *w, int n)
 
 	for (int i = 0; i < n; i++)
 		before[i] = atomic_load(&w[i].units);
-	sleep_ms(30);
+	nap_ms(30);
 	for (int i = 0; i < n; i++) {
 		after[i] = atomic_load(&w[i].units);
 		stuck_running += !atomic_load(&w[i].exited) && after[i] == before[i];
@@ -179,6 +212,7 @@ static void finish_workers(struct worker *w, int n)
 	for (int i = 0; i < n; i++)
 		assert_int_equal(pthread_join(w[i].t, NULL), 0);
 	sb_active_sampler = NULL;
+	assert_int_equal(atomic_load(&rescues), 0);
 	assert_int_equal(leftovers, 0);
 	assert_int_equal(stuck_running, 0);
 }
@@ -227,14 +261,14 @@ static void test_double_semantics(void **state)
 	assert_int_equal(thread_suspend(port), KERN_SUCCESS);
 	assert_int_equal(md_suspend_count(atomic_load(&w[0].tid)), 2);
 	uint64_t u = atomic_load(&w[0].units);
-	sleep_ms(20);
+	nap_ms(20);
 	assert_int_equal(atomic_load(&w[0].units), u); /* really stopped */
 	cnt = x86_THREAD_STATE64_COUNT;
 	assert_int_equal(thread_get_state(port, x86_THREAD_STATE64, (thread_state_t)&st, &cnt),
 			 KERN_SUCCESS);
 	assert_int_equal(cnt, x86_THREAD_STATE64_COUNT);
 	assert_int_equal(thread_resume(port), KERN_SUCCESS);
-	sleep_ms(20);
+	nap_ms(20);
 	assert_int_equal(atomic_load(&w[0].units), u); /* one suspend left */
 	assert_int_equal(thread_resume(port), KERN_SUCCESS);
 	assert_int_equal(thread_resume(port), KERN_FAILURE); /* count 0: refused, counted */
@@ -376,9 +410,9 @@ static void test_mach_random_faults(void **state)
 	uint64_t inj0 = injected(MD_THREAD_SUSPEND) + injected(MD_THREAD_GET_STATE) +
 			injected(MD_THREAD_INFO);
 	start(&sampler_mach, 500);
-	sleep_ms(300);
+	nap_ms(300);
 	md_fail_random(MD_THREAD_SUSPEND, 100000, MACH_SEND_INVALID_DEST, 14);
-	sleep_ms(200);
+	nap_ms(200);
 	assert_int_equal(sampler_mach.stop(), 0);
 	md_faults_clear();
 	uint64_t inj = injected(MD_THREAD_SUSPEND) + injected(MD_THREAD_GET_STATE) +
@@ -407,12 +441,12 @@ static void test_mach_exit_before_suspend(void **state)
 	misuse_mark();
 	start_workers(w, NW);
 	start(&sampler_mach, 500);
-	sleep_ms(100);
+	nap_ms(100);
 	double skipped0 = stat_of(&sampler_mach, "threads_skipped");
 	struct md_counts c0;
 	md_counts(&c0);
 	md_exit_before(MD_THREAD_SUSPEND, atomic_load(&w[1].tid));
-	sleep_ms(200);
+	nap_ms(200);
 	assert_int_equal(sampler_mach.stop(), 0);
 	md_faults_clear();
 	struct md_counts c;
@@ -442,7 +476,7 @@ static void test_mach_state_failure_resumes(void **state)
 	start_workers(w, 1);
 	md_fail_nth(MD_THREAD_GET_STATE, 2, KERN_FAILURE);
 	start(&sampler_mach, 200);
-	sleep_ms(100);
+	nap_ms(100);
 	assert_int_equal(sampler_mach.stop(), 0);
 	md_faults_clear();
 	print_message("state failure: skipped %.0f, samples %.0f\n",
@@ -464,7 +498,7 @@ static void test_mach_unknown_bounds(void **state)
 	md_unknown_bounds_next(1);
 	start_workers(w, NW); /* worker 0 has no bounds */
 	start(&sampler_mach, 200);
-	sleep_ms(200);
+	nap_ms(200);
 	assert_int_equal(sampler_mach.stop(), 0);
 	finish_workers(w, NW);
 	size_t n = sink_count(sink), mine = 0, others = 0, others_deep = 0;
@@ -501,7 +535,7 @@ static void test_mach_after_fork(void **state)
 	 * this makes sure). */
 	start_workers(w, NW);
 	start(&sampler_mach, 200);
-	sleep_ms(30);
+	nap_ms(30);
 	assert_int_equal(sampler_mach.stop(), 0);
 	finish_workers(w, NW);
 	registry_compact();
@@ -513,7 +547,7 @@ static void test_mach_after_fork(void **state)
 		int code = 0;
 		start_workers(w, NW);
 		start(&sampler_mach, 500);
-		sleep_ms(200);
+		nap_ms(200);
 		code |= sampler_mach.stop() != 0;
 		double skipped = stat_of(&sampler_mach, "threads_skipped");
 		atomic_store(&stop_work, 1);
@@ -527,7 +561,14 @@ static void test_mach_after_fork(void **state)
 		code |= (c.suspended != 0) << 3;
 		_exit(code);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 10) {
+		if (waited > 20000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fail_msg("the forked child hung (a thread left suspended?)");
+		}
+		nap_ms(10);
+	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
@@ -538,7 +579,7 @@ static void mt_run(struct worker *w, int n, double hz, long ms)
 {
 	start(&sampler_mach_task, hz);
 	start_workers(w, n);
-	sleep_ms(ms);
+	nap_ms(ms);
 }
 
 /* Random failures of every call mach-task makes on our threads, from its own process:
@@ -590,9 +631,9 @@ static void test_task_exit_before_suspend(void **state)
 	misuse_mark();
 	mt_run(w, NW, 300, 100);
 	md_exit_before(MD_THREAD_SUSPEND, atomic_load(&w[1].tid));
-	sleep_ms(200);
+	nap_ms(200);
 	double samples_mid = stat_of(&sampler_mach_task, "samples");
-	sleep_ms(100);
+	nap_ms(100);
 	assert_int_equal(sampler_mach_task.stop(), 0);
 	md_faults_clear();
 	int exited = 0;
@@ -620,7 +661,7 @@ static void test_task_state_failure_resumes(void **state)
 	misuse_mark();
 	mt_run(w, 1, 200, 50);
 	md_fail_nth(MD_THREAD_GET_STATE, 2, KERN_FAILURE);
-	sleep_ms(100);
+	nap_ms(100);
 	assert_int_equal(sampler_mach_task.stop(), 0);
 	md_faults_clear();
 	finish_workers(w, 1);
@@ -640,7 +681,7 @@ static void test_task_read_failure_ends_walk(void **state)
 	mt_run(w, 1, 200, 100);
 	double errors0 = stat_of(&sampler_mach_task, "walk_errors");
 	md_fail_nth(MD_VM_READ, 2, KERN_INVALID_ADDRESS);
-	sleep_ms(100);
+	nap_ms(100);
 	assert_int_equal(sampler_mach_task.stop(), 0);
 	md_faults_clear();
 	finish_workers(w, 1);
@@ -693,7 +734,7 @@ static void test_task_hung_sampler_repaired(void **state)
 	misuse_mark();
 	mt_run(w, 1, 200, 50);
 	md_hang_nth(MD_THREAD_GET_STATE, 2);
-	sleep_ms(100);
+	nap_ms(100);
 	assert_int_equal(md_suspend_count(atomic_load(&w[0].tid)), 1);
 	assert_int_equal(sampler_mach_task.stop(), -1);
 	assert_int_equal(errno, ETIMEDOUT);

@@ -759,22 +759,35 @@ static void key_init(void)
 	pthread_key_create(&exit_key, exit_dtor);
 }
 
-int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
-		   void *(*fn)(void *), void *restrict arg)
+static create_fn real_create(void)
 {
-	static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 	static _Atomic(create_fn) real;
 	create_fn f = atomic_load(&real);
-	struct md_start *s;
-	int rc, left;
 
-	md_ensure();
-	pthread_once(&key_once, key_init);
 	if (!f) {
 		void *sym = dlsym(RTLD_NEXT, "pthread_create");
 		memcpy(&f, &sym, sizeof(f));
 		atomic_store(&real, f);
 	}
+	return f;
+}
+
+int md_create_unhooked(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	create_fn f = real_create();
+	return f ? f(t, NULL, fn, arg) : EAGAIN;
+}
+
+int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
+		   void *(*fn)(void *), void *restrict arg)
+{
+	static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+	create_fn f = real_create();
+	struct md_start *s;
+	int rc, left;
+
+	md_ensure();
+	pthread_once(&key_once, key_init);
 	s = malloc(sizeof(*s));
 	if (!f || !s) {
 		free(s);

@@ -50,6 +50,10 @@ void md_exit_point(void);
  * NULL on Darwin: plat_stack_bounds_self() fails in them). */
 void md_unknown_bounds_next(int n);
 
+/* Starts a thread no introspection hook sees (as a thread a library made before any hook
+ * was installed): the registry never samples it. Returns pthread_create's result. */
+int md_create_unhooked(pthread_t *t, void *(*fn)(void *), void *arg);
+
 /* What happened to this process's threads. */
 struct md_counts {
 	uint64_t calls[MD_NCALLS];    /* on this task's threads, by this process and children */
