@@ -317,7 +317,8 @@ static kern_return_t fault(struct md_table *t, enum md_call c, struct md_thread 
 	return KERN_SUCCESS;
 }
 
-/* A thread call's common checks: the name must be one we hold a right on. */
+/* A thread call's common checks: the name must be one we hold a right on, and the thread
+ * alive (an exited thread's port is a dead name). */
 static kern_return_t thread_call(thread_act_t name, enum md_call c, struct md_ref *r)
 {
 	md_ensure();
@@ -330,7 +331,10 @@ static kern_return_t thread_call(thread_act_t name, enum md_call c, struct md_re
 		atomic_fetch_add(&r->t->misuse, 1); /* used after its last right was released */
 		return MACH_SEND_INVALID_DEST;
 	}
-	return fault(r->t, c, r->th);
+	kern_return_t kr = fault(r->t, c, r->th);
+	if (kr == KERN_SUCCESS && atomic_load(&r->th->state) != MD_ALIVE)
+		kr = KERN_TERMINATED;
+	return kr;
 }
 
 /* Serialises suspenders of one thread, across processes. A holder that died (SIGKILL
@@ -560,8 +564,6 @@ kern_return_t thread_get_state(thread_act_t target_act, thread_state_flavor_t fl
 		return kr;
 	if (flavor != x86_THREAD_STATE64 || *old_stateCnt < x86_THREAD_STATE64_COUNT)
 		return KERN_INVALID_ARGUMENT;
-	if (atomic_load(&r.th->state) != MD_ALIVE)
-		return KERN_TERMINATED;
 	if (atomic_load(&r.th->suspend_count) <= 0 || atomic_load(&r.th->park) != MD_PARKED) {
 		atomic_fetch_add(&r.t->misuse, 1);
 		return KERN_FAILURE;
@@ -614,8 +616,6 @@ kern_return_t thread_info(thread_act_t target_act, thread_flavor_t flavor,
 
 	if (kr != KERN_SUCCESS)
 		return kr;
-	if (atomic_load(&r.th->state) != MD_ALIVE)
-		return KERN_TERMINATED;
 	tid = atomic_load(&r.th->tid);
 	if (flavor == THREAD_IDENTIFIER_INFO) {
 		thread_identifier_info_data_t id = { .thread_id = (uint64_t)tid };
