@@ -121,6 +121,17 @@ $(BUILD)/tests/test_mach_double: $(BUILD)/tests/test_mach_double.o $(TEST_SUPPOR
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) -o $@ $^ $(LDLIBS) -lcmocka
 
+# tests/darwin/test_core.c, the Mac's own test of the sampler core, on the double: the
+# Darwin sampler table in place of Linux's. Run by `make check` (not on a Mac, which runs
+# the real one).
+MACHDOUBLE_CORE := $(if $(DARWIN_NATIVE),,$(BUILD)/tests/darwin/test_core_double)
+$(BUILD)/tests/darwin/test_core_double: $(BUILD)/machdouble/tests/darwin/test_core.o \
+    $(BUILD)/machdouble/sampler/table_darwin.o $(MACHDOUBLE_OBJS) \
+    $(filter-out $(BUILD)/sampler/table_linux.o,$(MACHDOUBLE_LIB))
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) -o $@ $^ $(LDLIBS)
+
 # Line coverage (gcov) of the Darwin sources under test_mach_double: the same test linked
 # with an instrumented copy of them; fails below 85 % for thread_ctl_darwin.c or
 # mach_task_darwin.c.
@@ -152,9 +163,9 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
                   cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
                   platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
-CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) tests/gate_defects.sh
+CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
 
-check: deps $(BIN) $(TEST_BINS)
+check: deps $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=5 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"

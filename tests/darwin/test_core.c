@@ -2,8 +2,9 @@
  * `mach-task` (out of process) on two spinning threads.
  *
  * `make darwin-check` compiles and LINKS this into a Mach-O executable for aarch64-macos
- * and x86_64-macos on Linux; it is RUN only on a Mac (the macos-14 job of
- * .github/workflows/ci.yml, where `make check` runs it). Plain C, no cmocka (the cross SDK
+ * and x86_64-macos on Linux; it is RUN on a Mac (the macos-14 job of
+ * .github/workflows/ci.yml, where `make check` runs it) and, on Linux, against the Mach
+ * double as build/tests/darwin/test_core_double (make check; docs/darwin.md). Plain C, no cmocka (the cross SDK
  * has none). Exits 0 when every check passes, 1 otherwise; mach-task prints SKIP and
  * counts as passed when task_for_pid is refused (not root, no debugger entitlement).
  *
@@ -125,8 +126,11 @@ static int run_one(const char *name)
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)i);
+	/* Resumed after EINTR: under the Mach double (Linux) every stop of this thread is a
+	 * signal, which interrupts nanosleep; a Mach suspend interrupts nothing. */
 	struct timespec ts = { 0, (long)RUN_NS };
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 	atomic_store(&stop_spinning, 1);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);

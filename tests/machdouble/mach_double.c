@@ -485,6 +485,11 @@ kern_return_t mach_vm_deallocate(vm_map_t target, mach_vm_address_t address,
 	return KERN_SUCCESS; /* not an array of ours: Mach deallocates any range */
 }
 
+kern_return_t vm_deallocate(vm_map_t target_task, vm_address_t address, vm_size_t size)
+{
+	return mach_vm_deallocate(target_task, address, size);
+}
+
 kern_return_t thread_suspend(thread_act_t target_act)
 {
 	struct md_ref r;

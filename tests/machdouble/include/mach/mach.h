@@ -26,6 +26,10 @@ kern_return_t task_for_pid(mach_port_t target_tport, int pid, task_t *t);
 kern_return_t task_threads(task_t target_task, thread_act_array_t *act_list,
 			   mach_msg_type_number_t *act_listCnt);
 
+/* Releases [address, address + size) of target (mach/vm_map.h; the mach_vm_ form with
+ * natural widths). */
+kern_return_t vm_deallocate(vm_map_t target_task, vm_address_t address, vm_size_t size);
+
 /* Suspend counts nest: the thread runs again once every thread_suspend had its
  * thread_resume. thread_suspend returns once the thread is stopped. */
 kern_return_t thread_suspend(thread_act_t target_act);

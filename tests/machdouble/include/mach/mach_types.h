@@ -22,6 +22,8 @@ typedef mach_port_t ipc_space_t;
 typedef thread_act_t *thread_act_array_t;
 typedef uint64_t mach_vm_address_t;
 typedef uint64_t mach_vm_size_t;
+typedef uintptr_t vm_address_t;
+typedef uintptr_t vm_size_t;
 typedef natural_t thread_flavor_t;
 typedef natural_t thread_state_flavor_t;
 typedef natural_t *thread_state_t;
