@@ -24,7 +24,10 @@
 #include "sampler/threads.h"
 
 #define NTHREADS 2
-#define RUN_NS 300000000ull /* 0.3 s at 200 Hz: ~60 samples per thread */
+/* 0.8 s at 200 Hz: ~160 samples per thread, >= 10 wanted. On the Mach double (Linux)
+ * each stop waits for the target to be scheduled, one thread at a time: with the VM
+ * loaded by other processes a 0.3 s run fell to 3 samples a thread. */
+#define RUN_NS 800000000ull
 
 static _Atomic int stop_spinning;
 static int failures;
@@ -93,7 +96,7 @@ static int in_spin_leaf(uint64_t pc)
 static int run_one(const char *name)
 {
 	const struct sampler *s = sampler_find(name);
-	struct sb_config cfg = { .hz = 200, .threads = NTHREADS, .duration_s = 0.3,
+	struct sb_config cfg = { .hz = 200, .threads = NTHREADS, .duration_s = 0.8,
 				 .max_depth = 64, .idle_skip = false };
 	pthread_t th[NTHREADS];
 	int before = failures;
@@ -128,7 +131,7 @@ static int run_one(const char *name)
 		pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)i);
 	/* Resumed after EINTR: under the Mach double (Linux) every stop of this thread is a
 	 * signal, which interrupts nanosleep; a Mach suspend interrupts nothing. */
-	struct timespec ts = { 0, (long)RUN_NS };
+	struct timespec ts = { (time_t)(RUN_NS / 1000000000ull), (long)(RUN_NS % 1000000000ull) };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 	atomic_store(&stop_spinning, 1);
