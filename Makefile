@@ -110,7 +110,7 @@ MACHDOUBLE_LIB    := $(filter-out $(BUILD)/sampler/thread_ctl_linux.o \
 # plat_stack_bounds_self: the double's "unknown stack bounds" threads.
 MACHDOUBLE_LD     := -Wl,--wrap=_exit -Wl,--wrap=plat_stack_bounds_self
 
-$(BUILD)/machdouble/%.o: %.c | $(VERSION_H)
+$(BUILD)/machdouble/%.o: %.c | deps $(VERSION_H)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(MACHDOUBLE_CFLAGS) -MMD -MP -c $< -o $@
@@ -137,7 +137,7 @@ $(BUILD)/tests/darwin/test_core_double: $(BUILD)/machdouble/tests/darwin/test_co
 # mach_task_darwin.c.
 .PHONY: coverage-darwin
 MACHDOUBLE_COV := $(BUILD)/machdouble-cov
-$(MACHDOUBLE_COV)/%.o: %.c | $(VERSION_H)
+$(MACHDOUBLE_COV)/%.o: %.c | deps $(VERSION_H)
 	$(call msg,CC-COV,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(MACHDOUBLE_CFLAGS) -O0 --coverage -c $< -o $@
