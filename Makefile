@@ -96,6 +96,62 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(WHOLE_LIB) $(LDLIBS) -lcmocka
 
+# The Darwin backend on Linux (docs/darwin.md "The Mach double"): the Darwin sources,
+# unchanged, built against tests/machdouble's Mach declarations and linked with the double
+# instead of Linux's thread control and registry. Never part of the product.
+MACHDOUBLE_SRCS   := sampler/thread_ctl_darwin.c sampler/mach_task_darwin.c \
+                     sampler/thread_state_darwin.c
+MACHDOUBLE_CFLAGS := -Itests/machdouble/include -Iplatform/darwin/include
+MACHDOUBLE_OBJS   := $(MACHDOUBLE_SRCS:%.c=$(BUILD)/machdouble/%.o) \
+                     $(BUILD)/machdouble/tests/machdouble/mach_double.o
+MACHDOUBLE_LIB    := $(filter-out $(BUILD)/sampler/thread_ctl_linux.o \
+                       $(BUILD)/sampler/registry_linux.o,$(LIB_OBJS))
+# _exit: the double flushes gcov's counters in forked sampler processes (coverage-darwin);
+# plat_stack_bounds_self: the double's "unknown stack bounds" threads.
+MACHDOUBLE_LD     := -Wl,--wrap=_exit -Wl,--wrap=plat_stack_bounds_self
+
+$(BUILD)/machdouble/%.o: %.c | deps $(VERSION_H)
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(MACHDOUBLE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/test_mach_double.o: CFLAGS += $(MACHDOUBLE_CFLAGS)
+$(BUILD)/tests/test_mach_double: $(BUILD)/tests/test_mach_double.o $(TEST_SUPPORT) \
+                                 $(MACHDOUBLE_OBJS) $(MACHDOUBLE_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) -o $@ $^ $(LDLIBS) -lcmocka
+
+# tests/darwin/test_core.c, the Mac's own test of the sampler core, on the double: the
+# Darwin sampler table in place of Linux's. Run by `make check` (not on a Mac, which runs
+# the real one).
+MACHDOUBLE_CORE := $(if $(DARWIN_NATIVE),,$(BUILD)/tests/darwin/test_core_double)
+$(BUILD)/tests/darwin/test_core_double: $(BUILD)/machdouble/tests/darwin/test_core.o \
+    $(BUILD)/machdouble/sampler/table_darwin.o $(MACHDOUBLE_OBJS) \
+    $(filter-out $(BUILD)/sampler/table_linux.o,$(MACHDOUBLE_LIB))
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) -o $@ $^ $(LDLIBS)
+
+# Line coverage (gcov) of the Darwin sources under test_mach_double: the same test linked
+# with an instrumented copy of them; fails below 85 % for thread_ctl_darwin.c or
+# mach_task_darwin.c.
+.PHONY: coverage-darwin
+MACHDOUBLE_COV := $(BUILD)/machdouble-cov
+$(MACHDOUBLE_COV)/%.o: %.c | deps $(VERSION_H)
+	$(call msg,CC-COV,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(MACHDOUBLE_CFLAGS) -O0 --coverage -c $< -o $@
+
+$(BUILD)/tests/test_mach_double-cov: $(BUILD)/tests/test_mach_double.o $(TEST_SUPPORT) \
+    $(MACHDOUBLE_SRCS:%.c=$(MACHDOUBLE_COV)/%.o) $(BUILD)/machdouble/tests/machdouble/mach_double.o \
+    $(MACHDOUBLE_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $(MACHDOUBLE_LD) --coverage -Wl,--undefined=__gcov_dump -o $@ $^ $(LDLIBS) -lcmocka
+
+coverage-darwin: deps $(BIN) $(BUILD)/tests/test_mach_double-cov
+	$(Q)BUILD=$(BUILD) sh tests/machdouble/coverage.sh $(MACHDOUBLE_COV) $(BUILD)/tests/test_mach_double-cov \
+	  85 $(MACHDOUBLE_SRCS)
+
 # mach's per-tick cost for 1..64 threads against this host's floors (docs/mach.md).
 SCALING := $(BUILD)/mach_scaling
 $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
@@ -107,9 +163,9 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
                   cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
                   platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
-CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) tests/gate_defects.sh
+CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
 
-check: deps $(BIN) $(TEST_BINS)
+check: deps $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=5 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"

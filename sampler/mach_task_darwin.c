@@ -57,7 +57,7 @@
  * writes counters, stop() and stats() read them. */
 struct mt_shared {
 	_Atomic uint64_t ticks, samples, suspend_failures, state_failures, resume_failures,
-		walk_errors, dropped, threads_seen, ticks_late;
+		walk_errors, dropped, threads_seen, ticks_late, threads_gone;
 	struct extproc_regs regs; /* the workload threads */
 };
 
@@ -140,11 +140,15 @@ static void mt_sample_one(thread_act_t th, struct extproc_reg *r, struct mt_read
 	enum sb_walk_end end = SB_WALK_OK;
 	int state_ok;
 
-	if (mt_cpu_ns(th, &cpu) != 0)
-		return; /* exited since task_threads() */
+	if (mt_cpu_ns(th, &cpu) != 0) {
+		mt_count(&mt_sh->threads_gone); /* exited since task_threads() */
+		return;
+	}
 	req_ns = sb_now_ns();
-	if (thread_suspend(th) != KERN_SUCCESS) {
-		mt_count(&mt_sh->suspend_failures);
+	kern_return_t kr = thread_suspend(th);
+	if (kr != KERN_SUCCESS) {
+		/* Exited since thread_info: skipped, not a failure. */
+		mt_count(darwin_thread_gone(kr) ? &mt_sh->threads_gone : &mt_sh->suspend_failures);
 		return;
 	}
 	parked_ns = sb_now_ns();
@@ -195,7 +199,9 @@ static void mt_tick(task_t task, struct mt_reader *rd, uint32_t max_depth, uint6
 		int32_t tid;
 		struct extproc_reg *r;
 
-		if (mt_thread_id(list[i], &tid) == 0 && (r = mt_lookup(tid)) != NULL) {
+		if (mt_thread_id(list[i], &tid) != 0)
+			mt_count(&mt_sh->threads_gone); /* exited since task_threads() */
+		else if ((r = mt_lookup(tid)) != NULL) {
 			mt_count(&mt_sh->threads_seen);
 			sigprocmask(SIG_BLOCK, &all, &old);
 			mt_sample_one(list[i], r, rd, max_depth, pcs, sink);
@@ -364,6 +370,7 @@ static int mt_stats(struct sb_stat *out, int max)
 		{ "ticks", (double)atomic_load(&mt_sh->ticks) },
 		{ "samples", (double)atomic_load(&mt_sh->samples) },
 		{ "threads_seen", (double)atomic_load(&mt_sh->threads_seen) },
+		{ "threads_gone", (double)atomic_load(&mt_sh->threads_gone) },
 		{ "suspend_failures", (double)atomic_load(&mt_sh->suspend_failures) },
 		{ "state_failures", (double)atomic_load(&mt_sh->state_failures) },
 		{ "resume_failures", (double)atomic_load(&mt_sh->resume_failures) },

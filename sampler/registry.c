@@ -212,6 +212,9 @@ static void reg_atfork_child(void)
 		atomic_store_explicit(&p->st, 0, memory_order_relaxed);
 		atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
 		atomic_store_explicit(&p->entered, 0, memory_order_relaxed);
+		/* Darwin: a port name of the parent's IPC space means nothing here, or names
+		 * another thread of ours: tc_attach_self() must not deallocate it. */
+		atomic_store_explicit(&p->port, 0, memory_order_relaxed);
 	}
 	self_entry = NULL;
 	self_tid = 0;

@@ -74,11 +74,6 @@ void tc_attach_self(struct tc_park *p, uint32_t ident)
 	atomic_store(&p->ident, ident);
 }
 
-static int gone(kern_return_t kr)
-{
-	return kr == KERN_TERMINATED || kr == KERN_INVALID_ARGUMENT || kr == MACH_SEND_INVALID_DEST;
-}
-
 int tc_request(struct tc_target *t)
 {
 	t->req = 0;
@@ -99,7 +94,7 @@ int tc_poll(struct tc_target *t)
 	t->req_ns = sb_now_ns(); /* the request is the thread_suspend() call itself */
 	kr = thread_suspend(port);
 	if (kr != KERN_SUCCESS)
-		return gone(kr) ? TC_GONE : TC_ERROR;
+		return darwin_thread_gone(kr) ? TC_GONE : TC_ERROR;
 	atomic_store_explicit(&t->park->parked_ns, sb_now_ns(), memory_order_relaxed);
 	return TC_PARKED;
 }

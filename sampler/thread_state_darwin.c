@@ -31,3 +31,8 @@ int darwin_thread_regs(thread_act_t th, struct sb_regs *regs)
 #endif
 	return 0;
 }
+
+int darwin_thread_gone(kern_return_t kr)
+{
+	return kr == KERN_TERMINATED || kr == KERN_INVALID_ARGUMENT || kr == MACH_SEND_INVALID_DEST;
+}

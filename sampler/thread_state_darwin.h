@@ -12,4 +12,9 @@
  * thread_get_state fails (the thread is gone). Async-signal-safe. */
 int darwin_thread_regs(thread_act_t th, struct sb_regs *regs);
 
+/* 1 when kr, returned by a call on a thread's port, says the thread no longer exists: it
+ * exited since the port was obtained (normal between a snapshot and a suspend, seed 004),
+ * not an error. */
+int darwin_thread_gone(kern_return_t kr);
+
 #endif

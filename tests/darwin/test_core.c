@@ -2,8 +2,9 @@
  * `mach-task` (out of process) on two spinning threads.
  *
  * `make darwin-check` compiles and LINKS this into a Mach-O executable for aarch64-macos
- * and x86_64-macos on Linux; it is RUN only on a Mac (the macos-14 job of
- * .github/workflows/ci.yml, where `make check` runs it). Plain C, no cmocka (the cross SDK
+ * and x86_64-macos on Linux; it is RUN on a Mac (the macos-14 job of
+ * .github/workflows/ci.yml, where `make check` runs it) and, on Linux, against the Mach
+ * double as build/tests/darwin/test_core_double (make check; docs/darwin.md). Plain C, no cmocka (the cross SDK
  * has none). Exits 0 when every check passes, 1 otherwise; mach-task prints SKIP and
  * counts as passed when task_for_pid is refused (not root, no debugger entitlement).
  *
@@ -23,7 +24,10 @@
 #include "sampler/threads.h"
 
 #define NTHREADS 2
-#define RUN_NS 300000000ull /* 0.3 s at 200 Hz: ~60 samples per thread */
+/* 0.8 s at 200 Hz: ~160 samples per thread, >= 10 wanted. On the Mach double (Linux)
+ * each stop waits for the target to be scheduled, one thread at a time: with the VM
+ * loaded by other processes a 0.3 s run fell to 3 samples a thread. */
+#define RUN_NS 800000000ull
 
 static _Atomic int stop_spinning;
 static int failures;
@@ -92,7 +96,7 @@ static int in_spin_leaf(uint64_t pc)
 static int run_one(const char *name)
 {
 	const struct sampler *s = sampler_find(name);
-	struct sb_config cfg = { .hz = 200, .threads = NTHREADS, .duration_s = 0.3,
+	struct sb_config cfg = { .hz = 200, .threads = NTHREADS, .duration_s = 0.8,
 				 .max_depth = 64, .idle_skip = false };
 	pthread_t th[NTHREADS];
 	int before = failures;
@@ -125,8 +129,11 @@ static int run_one(const char *name)
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)i);
-	struct timespec ts = { 0, (long)RUN_NS };
-	nanosleep(&ts, NULL);
+	/* Resumed after EINTR: under the Mach double (Linux) every stop of this thread is a
+	 * signal, which interrupts nanosleep; a Mach suspend interrupts nothing. */
+	struct timespec ts = { (time_t)(RUN_NS / 1000000000ull), (long)(RUN_NS % 1000000000ull) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 	atomic_store(&stop_spinning, 1);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
