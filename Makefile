@@ -9,7 +9,7 @@ SANITIZE ?=
 CC       ?= cc
 V        ?= 0
 
-DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools \
+DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
         pkg-config zlib1g-dev libdw-dev libelf-dev \
         python3-h5py python3-numpy python3-matplotlib
 

@@ -59,7 +59,7 @@ int64_t export_gperftools(FILE *out, const struct sb_run *r, int symbols);
 
 /* Writes r as a gzip-compressed profile.proto: sample types samples/count and
  * cpu/nanoseconds (the sample's weight, else the period), one Sample per sample with the
- * numeric labels "thread id" (when known) and "timestamp" (CLOCK_MONOTONIC ns), one
+ * numeric labels "thread id" and "timestamp" (CLOCK_MONOTONIC ns) when known, one
  * Location per distinct PC and one Function per distinct name. Returns the number of
  * samples written, or -1 with errno. */
 int64_t export_pprof(FILE *out, const struct sb_run *r);
@@ -70,7 +70,7 @@ int64_t export_speedscope(FILE *out, const struct sb_run *r);
 
 /* Writes r in the Firefox Profiler's processed format (preprocessedProfileVersion
  * EXPORT_FIREFOX_VERSION, per-thread tables), one thread per tid with its samples' times in
- * ms. Returns samples written or -1. */
+ * ms from the first (sample index × interval when the sampler has no times). Returns samples written or -1. */
 int64_t export_firefox(FILE *out, const struct sb_run *r);
 
 /* The frames of a run's stacks, as a format with a frame or function table needs them: the
@@ -93,6 +93,12 @@ void export_frames_free(struct export_frames *f);
 #define EXPORT_TITLE_LEN 256
 /* Writes a line naming r into buf: "sampbench run ID: sampler, workload, N threads, HZ Hz". */
 void export_run_title(const struct sb_run *r, char *buf, size_t len);
+
+/* 1 when sample s has a timestamp: samplers that cannot tell leave 0 or UINT64_MAX. */
+static inline int export_time_known(const struct sb_sample *s)
+{
+	return s->time_ns != 0 && s->time_ns != UINT64_MAX;
+}
 
 /* Writes s as a JSON string literal, quotes included. */
 void export_json_string(FILE *out, const char *s);

@@ -130,7 +130,7 @@ static void write_func_tables(FILE *out, const struct export_frames *fr)
 
 /* Writes one thread: the stack tree of its samples, then the samples. */
 static int write_thread(FILE *out, const struct sb_run *r, const struct export_frames *fr,
-			int32_t tid, uint64_t t0, size_t *written)
+			int32_t tid, uint64_t t0, double interval_ms, size_t *written)
 {
 	struct stack_tree tree = { 0 };
 	int64_t *leaf = malloc((r->nsamples ? r->nsamples : 1) * sizeof(*leaf));
@@ -186,8 +186,10 @@ static int write_thread(FILE *out, const struct sb_run *r, const struct export_f
 	size_t k = 0;
 	for (size_t i = 0; i < r->nsamples; i++)
 		if ((r->samples[i].tid >= 0 ? r->samples[i].tid : -1) == tid) {
-			uint64_t t = r->samples[i].time_ns > t0 ? r->samples[i].time_ns - t0 : 0;
-			fprintf(out, k++ ? ",%.6f" : "%.6f", t / 1e6);
+			double ms = export_time_known(&r->samples[i]) && r->samples[i].time_ns >= t0
+					    ? (r->samples[i].time_ns - t0) / 1e6
+					    : (double)i * interval_ms;
+			fprintf(out, k++ ? ",%.6f" : "%.6f", ms);
 		}
 	fprintf(out, "],\"length\":%zu}}", n);
 	*written += n;
@@ -205,16 +207,17 @@ int64_t export_firefox(FILE *out, const struct sb_run *r)
 	int32_t *tids = NULL;
 	size_t ntids = 0, written = 0;
 	uint64_t t0 = UINT64_MAX;
+	double interval_ms = r->hz > 0 ? 1e3 / r->hz : 10.0;
 	int64_t ret = -1;
 
 	if (export_frames_build(r, 0, &fr) < 0 || !(tids = export_tids(r, &ntids)))
 		goto cleanup;
 	for (size_t i = 0; i < r->nsamples; i++)
-		if (r->samples[i].time_ns < t0)
+		if (export_time_known(&r->samples[i]) && r->samples[i].time_ns < t0)
 			t0 = r->samples[i].time_ns;
 	fprintf(out, "{\"meta\":{\"interval\":%.6f,\"startTime\":0,\"abi\":\"\",\"misc\":\"\","
 		"\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,\"product\":",
-		r->hz > 0 ? 1e3 / r->hz : 10.0);
+		interval_ms);
 	char product[EXPORT_TITLE_LEN];
 	export_run_title(r, product, sizeof(product));
 	export_json_string(out, product);
@@ -228,7 +231,7 @@ int64_t export_firefox(FILE *out, const struct sb_run *r)
 	for (size_t t = 0; t < ntids; t++) {
 		if (t)
 			fputc(',', out);
-		if (write_thread(out, r, &fr, tids[t], t0, &written) < 0)
+		if (write_thread(out, r, &fr, tids[t], t0, interval_ms, &written) < 0)
 			goto cleanup;
 	}
 	if (fputs("]}\n", out) < 0)

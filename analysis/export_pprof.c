@@ -108,7 +108,8 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 		pb_packed(&m, SAMPLE_VALUE, values, 2);
 		if (s->tid >= 0)
 			num_label(&m, STR_THREAD_ID, s->tid, 0);
-		num_label(&m, STR_TIMESTAMP, (int64_t)s->time_ns, STR_NANOSECONDS);
+		if (export_time_known(s))
+			num_label(&m, STR_TIMESTAMP, (int64_t)s->time_ns, STR_NANOSECONDS);
 		pb_message(&p, PROFILE_SAMPLE, &m);
 	}
 	for (size_t i = 0; i < fr.npcs; i++) {
