@@ -10,7 +10,7 @@ CC       ?= cc
 V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
-        pkg-config zlib1g-dev libdw-dev libelf-dev \
+        pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
         python3-h5py python3-numpy python3-matplotlib
 
 ifeq ($(V),1)
@@ -33,7 +33,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
            -Wall -Wextra -Werror -pthread -I. $(HDF5_CFLAGS) -I$(BUILD)/gen
 LDFLAGS += -pthread -rdynamic
-LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -ldl -lrt -lm
+LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -lcjson -ldl -lrt -lm
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)

@@ -101,6 +101,11 @@ static char *folded_line(const struct sb_run *r, size_t i, unsigned flags)
 		if (sb_append(&b, name) < 0)
 			goto fail;
 	}
+	if ((flags & EXPORT_THREAD) && r->samples[i].tid >= 0) {
+		snprintf(name, sizeof(name), "thread-0/%d", (int)r->samples[i].tid);
+		if ((b.len && sb_append(&b, ";") < 0) || sb_append(&b, name) < 0)
+			goto fail;
+	}
 	for (uint32_t d = depth; d-- > 0;) {
 		export_frame_name(r, pcs[d], flags, name, sizeof(name));
 		if ((b.len && sb_append(&b, ";") < 0) || sb_append(&b, name) < 0)

@@ -33,6 +33,8 @@
 enum export_flags {
 	EXPORT_MODULE = 1u << 0, /* folded: name frames module!function */
 	EXPORT_LABEL = 1u << 1,  /* folded: a root frame naming the run (several runs in one) */
+	EXPORT_THREAD = 1u << 2, /* folded: a root frame "thread-0/TID" (the comm-pid/tid form
+				  * of stackcollapse-perf.pl --tid) on samples with a tid */
 };
 
 /* The stack of sample i of r, leaf first, at most CPUPROFILE_MAX_DEPTH frames: its frames,

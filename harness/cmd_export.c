@@ -25,6 +25,7 @@ static struct env {
 	const char *output;
 	long run_id; /* -1: every run */
 	int module;
+	int threads;
 } env;
 
 static const struct env env_defaults = { .run_id = -1 };
@@ -46,6 +47,8 @@ const struct opt cmd_export_options[] = {
 	OPT_INTEGER('r', "run", &env.run_id, "ID", 0, LONG_MAX,
 		    "run id (see 'sampbench show FILE.h5')"),
 	OPT_BOOLEAN('m', "module", &env.module, "folded: name frames module!function"),
+	OPT_BOOLEAN('T', "threads", &env.threads,
+		    "folded: a root frame 'thread-0/TID' per sample with a tid"),
 	OPT_STRING('o', "output", &env.output, "OUT",
 		   "output file (default: standard output for folded)"),
 	OPT_HELP(),
@@ -131,6 +134,8 @@ int cmd_export(int argc, char **argv)
 	run_id = env.run_id;
 	if (env.module)
 		flags |= EXPORT_MODULE;
+	if (env.threads)
+		flags |= EXPORT_THREAD;
 	if (opt_operands("export", argv, first, argc, 1, 1, "input FILE.h5") != 0)
 		return SB_EXIT_USAGE;
 	input = argv[first];

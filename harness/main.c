@@ -16,6 +16,7 @@ static const struct sb_cmd commands[] = {
 	{ "history", cmd_history, "metrics per cell over the commits of several bench files" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
 	{ "export", cmd_export, "write a run's stacks in another profiler's format" },
+	{ "import", cmd_import, "read another profiler's profile, print its folded stacks" },
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 	{ "calibrate", cmd_calibrate, "measure and print this host's timing floors" },
