@@ -36,6 +36,10 @@ int import_fail(struct import_run *b, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(b->err, b->errlen, fmt, ap);
 		va_end(ap);
+		/* messages quote the file: keep them one printable line */
+		for (char *c = b->err; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 	}
 	return -1;
 }
@@ -168,7 +172,8 @@ int import_sample(struct import_run *b, const uint64_t *pcs, uint32_t depth, int
 	if (grow((void **)&r->samples, &b->samples_cap, r->nsamples + count, sizeof(*r->samples)) < 0 ||
 	    grow((void **)&r->frames, &b->frames_cap, r->nframes + depth, sizeof(*r->frames)) < 0)
 		return import_fail(b, "out of memory");
-	memcpy(r->frames + r->nframes, pcs, depth * sizeof(*pcs));
+	if (depth)
+		memcpy(r->frames + r->nframes, pcs, depth * sizeof(*pcs));
 	for (uint64_t k = 0; k < count; k++) {
 		struct sb_sample *s = &r->samples[r->nsamples++];
 		*s = (struct sb_sample){

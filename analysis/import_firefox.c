@@ -92,6 +92,10 @@ static int read_thread(struct import_run *b, const cJSON *th, const cJSON *share
 			    index);
 		goto cleanup;
 	}
+	if (!tm) { /* no times: json_doubles gave an empty array, not NULL */
+		free(t.time);
+		t.time = NULL;
+	}
 	size_t nstack = t.stack_frame.n, n = t.sample_stack.n;
 	if (t.stack_prefix.n != nstack || (t.weight && t.nweight != n) || (tm && t.ntime != n)) {
 		import_fail(b, "thread %zu: columns of different lengths", index);

@@ -354,8 +354,10 @@ int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 	int period_ns = str_is(&pr, pr.period_type[1], "nanoseconds") && pr.period > 0;
 	if (period_ns && pr.period < UINT64_MAX / 2)
 		b->run->hz = 1e9 / (double)pr.period;
-	qsort(pr.functions, pr.nfunctions, sizeof(*pr.functions), cmp_function);
-	qsort(pr.locations, pr.nlocations, sizeof(*pr.locations), cmp_location);
+	if (pr.nfunctions)
+		qsort(pr.functions, pr.nfunctions, sizeof(*pr.functions), cmp_function);
+	if (pr.nlocations)
+		qsort(pr.locations, pr.nlocations, sizeof(*pr.locations), cmp_location);
 
 	for (size_t i = 0; i < pr.nsamples; i++) {
 		struct pb_reader r = { pr.samples[i].p, pr.samples[i].p + pr.samples[i].len };
@@ -401,8 +403,9 @@ int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 		size_t depth = 0;
 		for (size_t k = 0; k < s.nlocs && depth < IMPORT_MAX_DEPTH; k++) {
 			struct location key = { .id = s.locs[k] };
-			const struct location *loc = bsearch(&key, pr.locations, pr.nlocations,
-							     sizeof(key), cmp_location);
+			const struct location *loc =
+				pr.nlocations ? bsearch(&key, pr.locations, pr.nlocations,
+							sizeof(key), cmp_location) : NULL;
 			if (!loc) {
 				import_fail(b, "sample %zu refers to location %" PRIu64
 					    ", which is not in the profile", i, s.locs[k]);
@@ -430,8 +433,9 @@ int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 			}
 			for (size_t l = 0; l < nl; l++) {
 				struct function fkey = { .id = pr.lines[loc->first_line + l] };
-				const struct function *fn = bsearch(&fkey, pr.functions, pr.nfunctions,
-								    sizeof(fkey), cmp_function);
+				const struct function *fn =
+					pr.nfunctions ? bsearch(&fkey, pr.functions, pr.nfunctions,
+								sizeof(fkey), cmp_function) : NULL;
 				if (!fn || fn->name >= pr.nstrings) {
 					import_fail(b, "location %" PRIu64 " names a missing function"
 						    " or string", loc->id);
