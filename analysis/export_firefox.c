@@ -75,12 +75,18 @@ static void tree_free(struct stack_tree *t)
 	*t = (struct stack_tree){ 0 };
 }
 
-/* Writes "name":[v, v, ...] with v the same value n times. */
+/* Writes "name":[v, v, ...] with v the same value n times, or the row indices for "#". */
 static void repeat_column(FILE *out, const char *name, const char *v, size_t n)
 {
 	fprintf(out, "\"%s\":[", name);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, i ? ",%s" : "%s", v);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		if (strcmp(v, "#") == 0)
+			fprintf(out, "%zu", i);
+		else
+			fputs(v, out);
+	}
 	fputs("],", out);
 }
 
@@ -95,30 +101,24 @@ static void write_func_tables(FILE *out, const struct export_frames *fr)
 			fputc(',', out);
 		export_json_string(out, fr->names[f]);
 	}
-	fputs("],\"funcTable\":{", out);
-	fputs("\"name\":[", out);
-	for (size_t f = 0; f < n; f++)
-		fprintf(out, f ? ",%zu" : "%zu", f);
 	fputs("],", out);
-	repeat_column(out, "isJS", "false", n);
-	repeat_column(out, "relevantForJS", "false", n);
-	repeat_column(out, "resource", "-1", n);
-	repeat_column(out, "fileName", "null", n);
-	repeat_column(out, "lineNumber", "null", n);
-	repeat_column(out, "columnNumber", "null", n);
-	fprintf(out, "\"length\":%zu},\"frameTable\":{\"func\":[", n);
-	for (size_t f = 0; f < n; f++)
-		fprintf(out, f ? ",%zu" : "%zu", f);
-	fputs("],", out);
-	repeat_column(out, "address", "-1", n);
-	repeat_column(out, "inlineDepth", "0", n);
-	repeat_column(out, "category", "0", n);
-	repeat_column(out, "subcategory", "0", n);
-	repeat_column(out, "nativeSymbol", "null", n);
-	repeat_column(out, "innerWindowID", "null", n);
-	repeat_column(out, "implementation", "null", n);
-	repeat_column(out, "line", "null", n);
-	repeat_column(out, "column", "null", n);
+	/* column name, then the value of every row ("#" the row's index) */
+	static const char *const func_table[][2] = {
+		{ "name", "#" }, { "isJS", "false" }, { "relevantForJS", "false" },
+		{ "resource", "-1" }, { "fileName", "null" }, { "lineNumber", "null" },
+		{ "columnNumber", "null" },
+	};
+	static const char *const frame_table[][2] = {
+		{ "func", "#" }, { "address", "-1" }, { "inlineDepth", "0" }, { "category", "0" },
+		{ "subcategory", "0" }, { "nativeSymbol", "null" }, { "innerWindowID", "null" },
+		{ "implementation", "null" }, { "line", "null" }, { "column", "null" },
+	};
+	fputs("\"funcTable\":{", out);
+	for (size_t c = 0; c < sizeof(func_table) / sizeof(func_table[0]); c++)
+		repeat_column(out, func_table[c][0], func_table[c][1], n);
+	fprintf(out, "\"length\":%zu},\"frameTable\":{", n);
+	for (size_t c = 0; c < sizeof(frame_table) / sizeof(frame_table[0]); c++)
+		repeat_column(out, frame_table[c][0], frame_table[c][1], n);
 	fprintf(out, "\"length\":%zu},", n);
 	fputs("\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
 	      "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"

@@ -4,75 +4,70 @@
 #include <math.h>
 #include <stdlib.h>
 
-int json_ints(const cJSON *item, struct json_ints *out)
+/* Copies the items of array item (NULL: empty) into a new array of size-byte slots, put
+ * converting each; returns 0, or -1 when item is no array, put refuses an item or memory
+ * runs out (*out is then NULL). */
+static int json_array(const cJSON *item, size_t size, int (*put)(const cJSON *e, void *slot),
+		      void **out, size_t *n)
 {
-	int n = item ? cJSON_GetArraySize(item) : 0, i = 0;
+	int cnt = item ? cJSON_GetArraySize(item) : 0;
+	size_t i = 0;
 	const cJSON *e;
+	char *v;
 
-	out->v = NULL;
-	out->n = 0;
-	if (item && !cJSON_IsArray(item))
-		return -1;
-	if (!(out->v = malloc((size_t)(n ? n : 1) * sizeof(*out->v))))
+	*out = NULL;
+	*n = 0;
+	if ((item && !cJSON_IsArray(item)) || !(v = malloc((size_t)(cnt ? cnt : 1) * size)))
 		return -1;
 	cJSON_ArrayForEach(e, item) {
-		double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
-		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e))
-			goto fail;
-		if (!(d >= -1 && d <= 9007199254740992.0) || d != floor(d))
-			goto fail;
-		out->v[i++] = (int64_t)d;
+		if (put(e, v + i++ * size) < 0) {
+			free(v);
+			return -1;
+		}
 	}
-	out->n = (size_t)i;
+	*out = v;
+	*n = i;
 	return 0;
-fail:
-	free(out->v);
-	out->v = NULL;
-	return -1;
+}
+
+static int put_int(const cJSON *e, void *slot)
+{
+	double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+
+	if ((!cJSON_IsNumber(e) && !cJSON_IsNull(e)) || !(d >= -1 && d <= 9007199254740992.0) ||
+	    d != floor(d))
+		return -1;
+	*(int64_t *)slot = (int64_t)d;
+	return 0;
+}
+
+static int put_double(const cJSON *e, void *slot)
+{
+	if (!cJSON_IsNumber(e) && !cJSON_IsNull(e))
+		return -1;
+	*(double *)slot = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+	return 0;
+}
+
+static int put_string(const cJSON *e, void *slot)
+{
+	if (!cJSON_IsString(e))
+		return -1;
+	*(const char **)slot = e->valuestring;
+	return 0;
+}
+
+int json_ints(const cJSON *item, struct json_ints *out)
+{
+	return json_array(item, sizeof(*out->v), put_int, (void **)&out->v, &out->n);
 }
 
 int json_doubles(const cJSON *item, double **v, size_t *n)
 {
-	int cnt = item ? cJSON_GetArraySize(item) : 0, i = 0;
-	const cJSON *e;
-
-	*v = NULL;
-	*n = 0;
-	if (item && !cJSON_IsArray(item))
-		return -1;
-	if (!(*v = malloc((size_t)(cnt ? cnt : 1) * sizeof(**v))))
-		return -1;
-	cJSON_ArrayForEach(e, item) {
-		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
-			free(*v);
-			*v = NULL;
-			return -1;
-		}
-		(*v)[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-	}
-	*n = (size_t)i;
-	return 0;
+	return json_array(item, sizeof(**v), put_double, (void **)v, n);
 }
 
 int json_strings(const cJSON *item, const char ***v, size_t *n)
 {
-	int cnt = item ? cJSON_GetArraySize(item) : 0, i = 0;
-	const cJSON *e;
-
-	*v = NULL;
-	*n = 0;
-	if (item && !cJSON_IsArray(item))
-		return -1;
-	if (!(*v = malloc((size_t)(cnt ? cnt : 1) * sizeof(**v))))
-		return -1;
-	cJSON_ArrayForEach(e, item) {
-		if (!cJSON_IsString(e)) {
-			free(*v);
-			*v = NULL;
-			return -1;
-		}
-		(*v)[i++] = e->valuestring;
-	}
-	*n = (size_t)i;
-	return 0;
+	return json_array(item, sizeof(**v), put_string, (void **)v, n);
 }
