@@ -105,7 +105,7 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
 # run two at a time, longest first; every other test, new ones included, runs alone.
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
-                  cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
+                  cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
                   platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) tests/gate_defects.sh
 
@@ -117,7 +117,8 @@ ifneq ($(GATE_QUICK),0)
 	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
 endif
 
-# libFuzzer run of the cpu profile parser (~30 s; skips without clang)
+# libFuzzer runs of the cpu profile parser, the results reader and the importers
+# (~30 s each; skips without clang)
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
