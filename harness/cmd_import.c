@@ -12,7 +12,7 @@
 #include "harness/cli.h"
 
 static const char usage_text[] =
-	"usage: sampbench import [-F FMT] FILE [-T] [-o OUT]\n"
+	"usage: sampbench import [-F FMT] FILE [-T] [-s] [-o OUT]   (FILE - : standard input)\n"
 	"\n"
 	"Reads a profile another tool wrote and prints its samples as folded stacks (one\n"
 	"'root;...;leaf count' line per unique stack, sorted). A file that is not what it\n"
@@ -44,7 +44,8 @@ const struct opt cmd_import_options[] = {
 static unsigned char *read_file(const char *path, size_t max, size_t *len, char *err,
 				size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	int is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	unsigned char *buf = NULL;
 	size_t n = 0, cap = 0;
 
@@ -79,11 +80,13 @@ static unsigned char *read_file(const char *path, size_t max, size_t *len, char 
 		snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
 		goto fail;
 	}
-	fclose(f);
+	if (!is_stdin)
+		fclose(f);
 	*len = n;
 	return buf;
 fail:
-	fclose(f);
+	if (!is_stdin)
+		fclose(f);
 	free(buf);
 	return NULL;
 }

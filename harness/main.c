@@ -20,6 +20,7 @@ static const struct sb_cmd commands[] = {
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 	{ "calibrate", cmd_calibrate, "measure and print this host's timing floors" },
+	{ "target", cmd_target, "run one workload alone for any profiler; write its truth at exit" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },
 };
 
