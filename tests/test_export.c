@@ -23,6 +23,7 @@
 #include "analysis/export.h"
 #include "results/h5io.h"
 #include "sampler/cpuprofile.h"
+#include "tests/support/sbrun.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbexport.XXXXXX";
@@ -74,7 +75,6 @@ static int run_cmd(char *out, size_t outlen, char *err, size_t errlen, const cha
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -114,25 +114,14 @@ static int setup(void **state)
 {
 	(void)state;
 	const char *b = getenv("BUILD");
-	char err[4096], msg[512];
 
 	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(h5, sizeof(h5), "%s/e.h5", dir);
-	int rc = run_cmd(NULL, 0, err, sizeof(err),
-			 ARGS("run", "-q", "-s", "itimer,gperftools", "-w", "skewed", "-t", "2",
-			      "-z", "200", "-d", "0.3", "-o", h5));
-	if (rc != 0) {
-		fprintf(stderr, "sampbench run failed (%d): %s", rc, err);
-		return -1;
-	}
-	struct sb_host host;
-	if (h5_read(h5, &host, &runs, &nruns, 1, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, "%s\n", msg);
-		return -1;
-	}
-	return 0;
+	return sbrun_runs(bin, ARGS("run", "-q", "-s", "itimer,gperftools", "-w", "skewed", "-t", "2",
+				    "-z", "200", "-d", "0.3", "-o", h5),
+			  h5, &runs, &nruns);
 }
 
 static int teardown(void **state)
@@ -140,9 +129,7 @@ static int teardown(void **state)
 	(void)state;
 	char cmd[700];
 
-	for (size_t i = 0; i < nruns; i++)
-		run_free(&runs[i]);
-	free(runs);
+	sbrun_free_runs(runs, nruns);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }

@@ -16,7 +16,7 @@
 
 #include "analysis/export.h"
 #include "analysis/import.h"
-#include "results/h5io.h"
+#include "tests/support/sbrun.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbimport.XXXXXX";
@@ -27,22 +27,16 @@ static int setup(void **state)
 {
 	(void)state;
 	const char *b = getenv("BUILD");
-	char cmd[2048], h5[600], msg[512];
-	struct sb_host host;
+	char h5[600];
 
 	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(h5, sizeof(h5), "%s/i.h5", dir);
-	snprintf(cmd, sizeof(cmd), "%s run -q -s itimer,gperftools -w skewed -t 2 -z 200 -d 0.3 -o %s",
-		 bin, h5);
-	if (system(cmd) != 0)
-		return -1;
-	if (h5_read(h5, &host, &runs, &nruns, 1, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, "%s\n", msg);
-		return -1;
-	}
-	return 0;
+	/* a signal sampler with tids and gperftools without, 3 threads, 4 functions */
+	return sbrun_runs(bin, ARGS("run", "-q", "-s", "ctimer,gperftools", "-w", "hotspot", "-t", "3",
+				    "-z", "250", "-d", "0.3", "-o", h5),
+			  h5, &runs, &nruns);
 }
 
 static int teardown(void **state)
@@ -50,9 +44,7 @@ static int teardown(void **state)
 	(void)state;
 	char cmd[700];
 
-	for (size_t i = 0; i < nruns; i++)
-		run_free(&runs[i]);
-	free(runs);
+	sbrun_free_runs(runs, nruns);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
