@@ -107,12 +107,19 @@ static int write_truth(const char *path, const char *workload, const struct wl_c
 	return 0;
 }
 
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
 /* `sampbench target`: see usage_text. */
 int cmd_target(int argc, char **argv)
 {
 	const struct workload *w;
 	struct wl_truth *truth = NULL;
-	sigset_t usr1;
 	int ret = SB_EXIT_FAIL;
 
 	env = env_defaults;
@@ -132,18 +139,22 @@ int cmd_target(int argc, char **argv)
 		sb_err("--wait and --delay exclude each other");
 		return SB_EXIT_USAGE;
 	}
-	/* blocked before any thread exists, so SIGUSR1 only ever wakes the wait below */
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	if (env.wait)
-		sigprocmask(SIG_BLOCK, &usr1, NULL);
+	/* the handler is in place before the pid is out, so an early signal is not lost;
+	 * polling rather than sigtimedwait, which macOS lacks */
+	if (env.wait) {
+		struct sigaction sa = { .sa_handler = on_usr1 };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (env.pid_file && write_pid(env.pid_file) != 0) {
 		sb_err("cannot write %s: %s", env.pid_file, strerror(errno));
 		return SB_EXIT_USAGE;
 	}
 	if (env.wait) {
-		struct timespec limit = { WAIT_LIMIT_S, 0 };
-		if (sigtimedwait(&usr1, NULL, &limit) < 0) {
+		struct timespec tick = { 0, 10000000 };
+		for (int i = 0; !go && i < WAIT_LIMIT_S * 100; i++)
+			nanosleep(&tick, NULL);
+		if (!go) {
 			sb_err("no SIGUSR1 within %d s: no tool attached", WAIT_LIMIT_S);
 			return SB_EXIT_FAIL;
 		}
