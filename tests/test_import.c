@@ -1,13 +1,15 @@
 /* test_import.c - the importers (analysis/import.h): every export read back gives the same
- * samples (folded stacks with a thread root frame: counts per stack and per thread), perf
- * script and folded texts read to known stacks, and hostile files (truncations, bit flips,
- * limits, garbage) rejected with one line, through the API and `sampbench import` (exit 2). */
+ * samples (folded stacks with a thread root frame: counts per stack and per thread); perf
+ * script and folded texts and a profile Go's runtime/pprof wrote read to known stacks;
+ * hostile files (truncations, bit flips, limits, garbage) rejected with one line, through
+ * the API and `sampbench import` (exit 2). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,39 @@ static void test_folded(void **state)
 	free(got);
 }
 
+/* A profile Go's runtime/pprof wrote (tests/data/go-runtime-pprof-cpu.go): gzip, Go's
+ * sample types samples/count and cpu/nanoseconds, mappings and line numbers. `go tool
+ * pprof -top -sample_index=samples` of the file reads 40 samples, 33 in main.spinA and 7
+ * in main.spinB; the importer must read the same. */
+static void test_go_writer(void **state)
+{
+	(void)state;
+	FILE *f = fopen("tests/data/go-runtime-pprof-cpu.pb.gz", "rb");
+	static unsigned char buf[1 << 16];
+	struct sb_run r;
+	char err[256], *text = NULL;
+	size_t len, tlen = 0;
+
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_ptr_equal(import_detect(buf, len), import_format_find("pprof"));
+	if (import_buffer(import_format_find("pprof"), buf, len, &r, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	FILE *m = open_memstream(&text, &tlen);
+	export_folded(m, &r, 1, 0);
+	fclose(m);
+	assert_string_equal(text, "runtime.main;main.main;main.spinA 33\n"
+				  "runtime.main;main.main;main.spinB 7\n");
+	assert_true(r.hz == 100.0); /* period 10 ms */
+	double w = 0;
+	for (size_t i = 0; i < r.nsamples; i++)
+		w += r.samples[i].weight_ns;
+	assert_true(fabs(w - 40 * 1e7) < 1e6); /* 10 ms of cpu per sample */
+	free(text);
+	run_free(&r);
+}
+
 /* Every bad input: -1 and one non-empty line, whatever the reader. */
 static void expect_reject(const char *format, const void *buf, size_t len, const char *want)
 {
@@ -297,6 +332,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_go_writer),
 		cmocka_unit_test(test_perf_script),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_hostile),
