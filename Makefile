@@ -9,8 +9,8 @@ SANITIZE ?=
 CC       ?= cc
 V        ?= 0
 
-DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools \
-        pkg-config zlib1g-dev libdw-dev libelf-dev \
+DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
+        pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
         python3-h5py python3-numpy python3-matplotlib
 
 ifeq ($(V),1)
@@ -33,7 +33,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
            -Wall -Wextra -Werror -pthread -I. $(HDF5_CFLAGS) -I$(BUILD)/gen
 LDFLAGS += -pthread -rdynamic
-LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -ldl -lrt -lm
+LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -lcjson -ldl -lrt -lm
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
@@ -161,7 +161,7 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
 # run two at a time, longest first; every other test, new ones included, runs alone.
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
-                  cli export cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
+                  cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
                   platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
 
@@ -173,7 +173,8 @@ ifneq ($(GATE_QUICK),0)
 	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
 endif
 
-# libFuzzer run of the cpu profile parser (~30 s; skips without clang)
+# libFuzzer runs of the cpu profile parser, the results reader and the importers
+# (~30 s each; skips without clang)
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 

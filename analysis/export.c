@@ -1,4 +1,5 @@
-/* export.c - folded stacks and gperftools CPU profiles from a run (see export.h). */
+/* export.c - folded stacks and gperftools legacy CPU profiles from a run, and the helpers
+ * every export shares (see export.h). */
 #include "analysis/export.h"
 
 #include <errno.h>
@@ -13,9 +14,8 @@
 
 static const uint64_t unknown_stack[1] = { EXPORT_UNKNOWN_PC };
 
-/* The stack of sample i, leaf first: its frames, or [EXPORT_UNKNOWN_PC] when it has none
- * (no frames, a leaf PC of 0, or an offset outside frames). */
-static const uint64_t *sample_stack(const struct sb_run *r, size_t i, uint32_t *depth)
+/* The stack of sample i (see export.h). */
+const uint64_t *export_sample_stack(const struct sb_run *r, size_t i, uint32_t *depth)
 {
 	const struct sb_sample *s = &r->samples[i];
 
@@ -92,13 +92,18 @@ static char *folded_line(const struct sb_run *r, size_t i, unsigned flags)
 	struct strbuf b = { 0 };
 	char name[NAME_LEN];
 	uint32_t depth;
-	const uint64_t *pcs = sample_stack(r, i, &depth);
+	const uint64_t *pcs = export_sample_stack(r, i, &depth);
 
 	if (flags & EXPORT_LABEL) {
 		snprintf(name, sizeof(name), "%s/%s/t%d/%ghz/rep%d/run%lld", r->sampler,
 			 r->workload, r->threads, r->hz, r->repetition, (long long)r->run_id);
 		sanitize(name);
 		if (sb_append(&b, name) < 0)
+			goto fail;
+	}
+	if ((flags & EXPORT_THREAD) && r->samples[i].tid >= 0) {
+		snprintf(name, sizeof(name), "thread-0/%d", (int)r->samples[i].tid);
+		if ((b.len && sb_append(&b, ";") < 0) || sb_append(&b, name) < 0)
 			goto fail;
 	}
 	for (uint32_t d = depth; d-- > 0;) {
@@ -152,8 +157,8 @@ static int cmp_stack(const void *a, const void *b, void *arg)
 {
 	const struct sb_run *r = arg;
 	uint32_t da, db;
-	const uint64_t *pa = sample_stack(r, *(const size_t *)a, &da);
-	const uint64_t *pb = sample_stack(r, *(const size_t *)b, &db);
+	const uint64_t *pa = export_sample_stack(r, *(const size_t *)a, &da);
+	const uint64_t *pb = export_sample_stack(r, *(const size_t *)b, &db);
 
 	if (da != db)
 		return da < db ? -1 : 1;
@@ -241,7 +246,7 @@ static int write_symbols(FILE *out, const struct sb_run *r, const char *binary)
 }
 
 /* Writes a gperftools CPU profile (see export.h). */
-int64_t export_pprof(FILE *out, const struct sb_run *r, int symbols)
+int64_t export_gperftools(FILE *out, const struct sb_run *r, int symbols)
 {
 	uint64_t period_us = r->hz > 0 ? (uint64_t)(1e6 / r->hz + 0.5) : 10000;
 	const char *binary;
@@ -265,7 +270,7 @@ int64_t export_pprof(FILE *out, const struct sb_run *r, int symbols)
 	for (size_t i = 0; i < r->nsamples;) {
 		size_t j = i + 1;
 		uint32_t depth;
-		const uint64_t *pcs = sample_stack(r, idx[i], &depth);
+		const uint64_t *pcs = export_sample_stack(r, idx[i], &depth);
 		while (j < r->nsamples && cmp_stack(&idx[i], &idx[j], (void *)r) == 0)
 			j++;
 		if (cpuprofile_write_record(out, j - i, pcs, depth) < 0)
@@ -279,4 +284,139 @@ cleanup:
 	free(idx);
 	free(maps);
 	return ret;
+}
+
+/* Writes s as a JSON string (see export.h). */
+void export_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct tids of r's samples (see export.h). */
+int32_t *export_tids(const struct sb_run *r, size_t *n)
+{
+	int32_t *t = malloc((r->nsamples ? r->nsamples : 1) * sizeof(*t));
+	size_t k = 0;
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < r->nsamples; i++)
+		t[i] = r->samples[i].tid >= 0 ? r->samples[i].tid : -1;
+	qsort(t, r->nsamples, sizeof(*t), cmp_i32);
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (k == 0 || t[k - 1] != t[i])
+			t[k++] = t[i];
+	*n = k;
+	return t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A PC's name during export_frames_build. */
+struct named_pc {
+	size_t pc_index;
+	char *name;
+};
+
+static int cmp_named_pc(const void *a, const void *b)
+{
+	return strcmp(((const struct named_pc *)a)->name, ((const struct named_pc *)b)->name);
+}
+
+/* Fills f (see export.h). */
+int export_frames_build(const struct sb_run *r, unsigned flags, struct export_frames *f)
+{
+	uint64_t *all = NULL;
+	struct named_pc *named = NULL;
+	size_t nall = 0;
+	char name[NAME_LEN];
+	int ret = -1;
+
+	*f = (struct export_frames){ 0 };
+	for (size_t i = 0; i < r->nsamples; i++) {
+		uint32_t depth;
+		export_sample_stack(r, i, &depth);
+		nall += depth;
+	}
+	all = malloc((nall ? nall : 1) * sizeof(*all));
+	if (!all)
+		goto cleanup;
+	nall = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		uint32_t depth;
+		const uint64_t *s = export_sample_stack(r, i, &depth);
+		memcpy(all + nall, s, depth * sizeof(*s));
+		nall += depth;
+	}
+	f->pcs = symbol_distinct_pcs(all, nall, &f->npcs);
+	f->func = calloc(f->npcs ? f->npcs : 1, sizeof(*f->func));
+	f->names = calloc(f->npcs ? f->npcs : 1, sizeof(*f->names));
+	named = calloc(f->npcs ? f->npcs : 1, sizeof(*named));
+	if (!f->pcs || !f->func || !f->names || !named)
+		goto cleanup;
+	for (size_t i = 0; i < f->npcs; i++) {
+		export_frame_name(r, f->pcs[i], flags, name, sizeof(name));
+		named[i].pc_index = i;
+		if (!(named[i].name = strdup(name)))
+			goto cleanup;
+	}
+	qsort(named, f->npcs, sizeof(*named), cmp_named_pc);
+	for (size_t i = 0; i < f->npcs; i++) {
+		if (i == 0 || strcmp(named[i].name, f->names[f->nnames - 1]) != 0) {
+			f->names[f->nnames++] = named[i].name;
+			named[i].name = NULL; /* f owns it now */
+		}
+		f->func[named[i].pc_index] = (uint32_t)(f->nnames - 1);
+	}
+	ret = 0;
+cleanup:
+	for (size_t i = 0; named && i < f->npcs; i++)
+		free(named[i].name);
+	free(named);
+	free(all);
+	return ret;
+}
+
+/* The index of pc in f->pcs (see export.h). */
+size_t export_frames_pc(const struct export_frames *f, uint64_t pc)
+{
+	const uint64_t *hit = bsearch(&pc, f->pcs, f->npcs, sizeof(pc), cmp_u64);
+	return hit ? (size_t)(hit - f->pcs) : 0;
+}
+
+void export_frames_free(struct export_frames *f)
+{
+	for (size_t i = 0; f->names && i < f->nnames; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->func);
+	free(f->pcs);
+	*f = (struct export_frames){ 0 };
+}
+
+/* A line naming r (see export.h). */
+void export_run_title(const struct sb_run *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "sampbench run %lld: %s, %s, %d threads, %g Hz", (long long)r->run_id,
+		 r->sampler, r->workload, r->threads, r->hz);
 }

@@ -6,7 +6,7 @@
 # with `brew install` (no root needed); the report's Python modules are checked and the
 # pip line printed (docs/darwin.md).
 if [ "$(uname -s)" = Darwin ]; then
-	brews="hdf5 cmocka gperftools pkg-config"
+	brews="hdf5 cmocka gperftools pkg-config cjson"
 	if ! command -v brew >/dev/null 2>&1; then
 		echo "sampbench: Homebrew not found; install it, then: brew install $brews" >&2
 		exit 1

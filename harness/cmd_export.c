@@ -1,5 +1,6 @@
-/* cmd_export.c - `sampbench export`: a run's stacks as folded stacks or a gperftools CPU
- * profile (analysis/export.h), written to a temp file and renamed into place. */
+/* cmd_export.c - `sampbench export`: a run's stacks as folded stacks, profile.proto,
+ * speedscope JSON, the Firefox Profiler's format or a gperftools CPU profile
+ * (analysis/export.h), written to a temp file and renamed into place. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ static struct env {
 	const char *output;
 	long run_id; /* -1: every run */
 	int module;
+	int threads;
 } env;
 
 static const struct env env_defaults = { .run_id = -1 };
@@ -33,20 +35,73 @@ const struct opt cmd_export_options[] = {
 		   "folded: one 'root;...;leaf count' line per unique stack\n"
 		   "(flamegraph.pl, speedscope); without --run, every run of the\n"
 		   "file under a root frame naming the run\n"
-		   "pprof: gperftools legacy CPU profile (google-pprof, libprofiler\n"
-		   "readers); needs --run (or a file of one run) and -o\n"
-		   "pprof-symbols: the same behind pprof's '--- symbol' section, so\n"
-		   "'google-pprof --text OUT' prints function names"),
+		   "pprof: gzipped profile.proto with thread id and timestamp\n"
+		   "labels (go tool pprof, pprof web UI, Pyroscope, Grafana)\n"
+		   "speedscope: speedscope JSON, one profile per thread\n"
+		   "firefox: Firefox Profiler processed format, one track per thread\n"
+		   "gperftools: gperftools legacy CPU profile (google-pprof,\n"
+		   "libprofiler readers)\n"
+		   "gperftools-symbols: the same behind pprof's '--- symbol'\n"
+		   "section, so 'google-pprof --text OUT' prints function names\n"
+		   "all but folded need --run (or a file of one run)"),
 	OPT_INTEGER('r', "run", &env.run_id, "ID", 0, LONG_MAX,
 		    "run id (see 'sampbench show FILE.h5')"),
 	OPT_BOOLEAN('m', "module", &env.module, "folded: name frames module!function"),
+	OPT_BOOLEAN('T', "threads", &env.threads,
+		    "folded: a root frame 'thread-0/TID' per sample with a tid"),
 	OPT_STRING('o', "output", &env.output, "OUT",
 		   "output file (default: standard output for folded)"),
 	OPT_HELP(),
 	OPT_END(),
 };
 
-enum format { FMT_FOLDED, FMT_PPROF, FMT_PPROF_SYMBOLS };
+static int64_t write_pprof(FILE *out, const struct sb_run *r, size_t n, unsigned flags)
+{
+	(void)n, (void)flags;
+	return export_pprof(out, r);
+}
+
+static int64_t write_speedscope(FILE *out, const struct sb_run *r, size_t n, unsigned flags)
+{
+	(void)n, (void)flags;
+	return export_speedscope(out, r);
+}
+
+static int64_t write_firefox(FILE *out, const struct sb_run *r, size_t n, unsigned flags)
+{
+	(void)n, (void)flags;
+	return export_firefox(out, r);
+}
+
+static int64_t write_gperftools(FILE *out, const struct sb_run *r, size_t n, unsigned flags)
+{
+	(void)n, (void)flags;
+	return export_gperftools(out, r, 0);
+}
+
+static int64_t write_gperftools_symbols(FILE *out, const struct sb_run *r, size_t n,
+					unsigned flags)
+{
+	(void)n, (void)flags;
+	return export_gperftools(out, r, 1);
+}
+
+/* The formats: a new one is a writer and a line here. */
+static const struct format {
+	const char *name;
+	int64_t (*write)(FILE *out, const struct sb_run *runs, size_t n, unsigned flags);
+	int several_runs; /* takes every run of a file at once */
+	int binary;       /* needs -o */
+} formats[] = {
+	{ "folded", export_folded, 1, 0 },
+	{ "pprof", write_pprof, 0, 1 },
+	{ "speedscope", write_speedscope, 0, 0 },
+	{ "firefox", write_firefox, 0, 0 },
+	{ "gperftools", write_gperftools, 0, 1 },
+	{ "gperftools-symbols", write_gperftools_symbols, 0, 1 },
+};
+
+#define FORMAT_NAMES "folded, pprof, speedscope, firefox, gperftools or gperftools-symbols"
 
 /* `sampbench export`: see usage_text. */
 int cmd_export(int argc, char **argv)
@@ -62,7 +117,7 @@ int cmd_export(int argc, char **argv)
 	int to_file = 0;
 	FILE *out = NULL;
 	int64_t written;
-	enum format fmt;
+	const struct format *fmt = NULL;
 	int ret = SB_EXIT_USAGE;
 
 	env = env_defaults;
@@ -79,24 +134,23 @@ int cmd_export(int argc, char **argv)
 	run_id = env.run_id;
 	if (env.module)
 		flags |= EXPORT_MODULE;
+	if (env.threads)
+		flags |= EXPORT_THREAD;
 	if (opt_operands("export", argv, first, argc, 1, 1, "input FILE.h5") != 0)
 		return SB_EXIT_USAGE;
 	input = argv[first];
 	if (!format) {
-		sb_err("missing --format (folded, pprof or pprof-symbols)");
+		sb_err("missing --format (" FORMAT_NAMES ")");
 		return SB_EXIT_USAGE;
 	}
-	if (strcmp(format, "folded") == 0)
-		fmt = FMT_FOLDED;
-	else if (strcmp(format, "pprof") == 0)
-		fmt = FMT_PPROF;
-	else if (strcmp(format, "pprof-symbols") == 0)
-		fmt = FMT_PPROF_SYMBOLS;
-	else {
-		sb_err("unknown format '%s' (folded, pprof or pprof-symbols)", format);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(format, formats[i].name) == 0)
+			fmt = &formats[i];
+	if (!fmt) {
+		sb_err("unknown format '%s' (" FORMAT_NAMES ")", format);
 		return SB_EXIT_USAGE;
 	}
-	if (fmt != FMT_FOLDED && !output) {
+	if (fmt->binary && !output) {
 		sb_err("--format %s needs -o FILE (the profile is binary)", format);
 		return SB_EXIT_USAGE;
 	}
@@ -119,11 +173,11 @@ int cmd_export(int argc, char **argv)
 	} else if (nruns == 0) {
 		sb_err("no runs in %s", input);
 		goto cleanup;
-	} else if (fmt != FMT_FOLDED && nruns > 1) {
+	} else if (!fmt->several_runs && nruns > 1) {
 		sb_err("%s holds %zu runs, pick one with --run", input, nruns);
 		goto cleanup;
 	}
-	if (fmt == FMT_FOLDED && nsel > 1)
+	if (fmt->several_runs && nsel > 1)
 		flags |= EXPORT_LABEL;
 
 	ret = SB_EXIT_FAIL;
@@ -133,10 +187,7 @@ int cmd_export(int argc, char **argv)
 		sb_err("cannot create %s: %s", output, strerror(errno));
 		goto cleanup;
 	}
-	if (fmt == FMT_FOLDED)
-		written = export_folded(out, sel, nsel, flags);
-	else
-		written = export_pprof(out, sel, fmt == FMT_PPROF_SYMBOLS);
+	written = fmt->write(out, sel, nsel, flags);
 	if (written < 0 || fflush(out) != 0 || ferror(out)) {
 		sb_err("cannot write %s: %s", to_file ? output : "standard output", strerror(errno));
 		goto cleanup;

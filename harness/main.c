@@ -15,10 +15,12 @@ static const struct sb_cmd commands[] = {
 	{ "merge", cmd_merge, "join bench shards or repeated benches into one file" },
 	{ "history", cmd_history, "metrics per cell over the commits of several bench files" },
 	{ "show", cmd_show, "print the runs of an HDF5 file" },
-	{ "export", cmd_export, "write a run's stacks as folded stacks or a pprof profile" },
+	{ "export", cmd_export, "write a run's stacks in another profiler's format" },
+	{ "import", cmd_import, "read another profiler's profile, print its folded stacks" },
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
 	{ "calibrate", cmd_calibrate, "measure and print this host's timing floors" },
+	{ "target", cmd_target, "run one workload alone for any profiler; write its truth at exit" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },
 };
 

@@ -14,8 +14,9 @@ DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sa
                    harness/cmd_exec.c harness/exec_%.c
 # In the Darwin build but compiled on a Mac only, not by darwin-check: they include HDF5,
 # and Debian's H5pubconf.h is generated for glibc (it includes <features.h>) while the
-# cross SDK has no HDF5 of its own.
-DARWIN_MAC_ONLY := $(wildcard results/h5io*.c) harness/cmd_gate.c
+# cross SDK has no HDF5 of its own; the JSON importers include cJSON, which it lacks too.
+DARWIN_MAC_ONLY := $(wildcard results/h5io*.c) harness/cmd_gate.c \
+                   analysis/import_json.c analysis/import_speedscope.c analysis/import_firefox.c
 # The sampler core: core/ (the sink, the run record), every sampler of the Darwin table,
 # the registry, Mach thread control, the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
 DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard core/*.c sampler/*.c)) platform/darwin.c
@@ -37,7 +38,7 @@ TEST_SRCS := $(filter-out $(DARWIN_LINUX_TESTS),$(wildcard tests/test_*.c)) test
 CFLAGS    += -I$(BREW)/include
 # ld64 folds identical functions: the slot leaves must keep addresses of their own.
 LDFLAGS   += -L$(BREW)/lib -Wl,-no_deduplicate
-LDLIBS    := $(HDF5_LIBS) -lhdf5_hl -lz -lm
+LDLIBS    := $(HDF5_LIBS) -lhdf5_hl -lz -lcjson -lm
 WHOLE_LIB  = -Wl,-force_load,$(LIB)
 MATRIX    := ci/matrix-darwin
 endif

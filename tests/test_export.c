@@ -1,6 +1,8 @@
 /* test_export.c - `sampbench export`: folded stacks (exact text on a synthetic run, totals
- * and root-first order on a real one), pprof round trips through cpuprofile_parse and
- * google-pprof, and bad input (exit 2, one line, nothing written). */
+ * and root-first order on a real one), gperftools round trips through cpuprofile_parse and
+ * google-pprof, profile.proto read by an independent decoder (`go tool pprof`: totals, per
+ * thread and per leaf function counts against the run's samples), and bad input (exit 2,
+ * one line, nothing written). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include "analysis/export.h"
 #include "results/h5io.h"
 #include "sampler/cpuprofile.h"
+#include "tests/support/sbrun.h"
 
 static char bin[512];
 static char dir[] = "/tmp/sbexport.XXXXXX";
@@ -72,7 +75,6 @@ static int run_cmd(char *out, size_t outlen, char *err, size_t errlen, const cha
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -112,25 +114,14 @@ static int setup(void **state)
 {
 	(void)state;
 	const char *b = getenv("BUILD");
-	char err[4096], msg[512];
 
 	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(h5, sizeof(h5), "%s/e.h5", dir);
-	int rc = run_cmd(NULL, 0, err, sizeof(err),
-			 ARGS("run", "-q", "-s", "itimer,gperftools", "-w", "skewed", "-t", "2",
-			      "-z", "200", "-d", "0.3", "-o", h5));
-	if (rc != 0) {
-		fprintf(stderr, "sampbench run failed (%d): %s", rc, err);
-		return -1;
-	}
-	struct sb_host host;
-	if (h5_read(h5, &host, &runs, &nruns, 1, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, "%s\n", msg);
-		return -1;
-	}
-	return 0;
+	return sbrun_runs(bin, ARGS("run", "-q", "-s", "itimer,gperftools", "-w", "skewed", "-t", "2",
+				    "-z", "200", "-d", "0.3", "-o", h5),
+			  h5, &runs, &nruns);
 }
 
 static int teardown(void **state)
@@ -138,9 +129,7 @@ static int teardown(void **state)
 	(void)state;
 	char cmd[700];
 
-	for (size_t i = 0; i < nruns; i++)
-		run_free(&runs[i]);
-	free(runs);
+	sbrun_free_runs(runs, nruns);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -290,7 +279,7 @@ static void test_pprof_round_trip(void **state)
 		snprintf(id, sizeof(id), "%zu", i);
 		snprintf(path, sizeof(path), "%s/run%zu.prof", dir, i);
 		assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
-					 ARGS("export", "--format", "pprof", h5, "--run", id,
+					 ARGS("export", "--format", "gperftools", h5, "--run", id,
 					      "-o", path)), 0);
 		char *buf = slurp(path, &len);
 		assert_non_null(buf);
@@ -313,7 +302,7 @@ static void test_pprof_round_trip(void **state)
 	/* the symbolized variant: google-pprof prints names without the binary */
 	snprintf(spath, sizeof(spath), "%s/sym.prof", dir);
 	assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
-				 ARGS("export", "-F", "pprof-symbols", h5, "-r", "0", "-o", spath)), 0);
+				 ARGS("export", "-F", "gperftools-symbols", h5, "-r", "0", "-o", spath)), 0);
 	char *buf = slurp(spath, &len);
 	assert_non_null(buf);
 	const char *marker = strstr(buf, "--- profile\n");
@@ -327,6 +316,110 @@ static void test_pprof_round_trip(void **state)
 	if (total >= 0) {
 		assert_int_equal(total, (long)runs[0].nsamples);
 		assert_non_null(strstr(out, "wl_slot_leaf_0"));
+	}
+	assert_int_equal(stray_files(), 0);
+}
+
+/* The run's samples whose leaf is named name (export_frame_name, no flags). */
+static long leaf_count(const struct sb_run *r, const char *name)
+{
+	char buf[256];
+	long n = 0;
+
+	for (size_t i = 0; i < r->nsamples; i++) {
+		uint32_t depth;
+		const uint64_t *pcs = export_sample_stack(r, i, &depth);
+		export_frame_name(r, pcs[0], 0, buf, sizeof(buf));
+		n += strcmp(buf, name) == 0;
+	}
+	return n;
+}
+
+/* `go tool pprof` (Debian's golang-go) decodes the exported profile.proto on its own: its
+ * sample total, its per-thread counts (-tags on the "thread id" label) and its flat count
+ * of every function (-top) must equal what the run's samples say. */
+static void test_pprof_go(void **state)
+{
+	(void)state;
+	static char out[1 << 18];
+	char path[700], err[4096], id[24];
+
+	if (access("/usr/bin/go", X_OK) != 0) {
+		/* make deps installs golang-go; without it the check cannot run */
+		fprintf(stderr, "test_pprof_go: skipped: /usr/bin/go not installed\n");
+		skip();
+	}
+	for (size_t i = 0; i < nruns; i++) {
+		const struct sb_run *r = &runs[i];
+		snprintf(id, sizeof(id), "%zu", i);
+		snprintf(path, sizeof(path), "%s/run%zu.pb.gz", dir, i);
+		assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
+					 ARGS("export", "-F", "pprof", h5, "--run", id, "-o", path)), 0);
+
+		int rc = run_cmd(out, sizeof(out), err, sizeof(err),
+				 ARGS("/usr/bin/go", "tool", "pprof", "-top", "-sample_index=samples",
+				      "-nodecount=100000", path));
+		if (rc != 0)
+			fail_msg("go tool pprof -top failed (%d): %s", rc, err);
+		const char *t = strstr(out, "Total samples = ");
+		assert_non_null(t);
+		assert_int_equal(strtol(t + 16, NULL, 10), (long)r->nsamples);
+		/* lines "flat flat% sum% cum cum% name" after the header */
+		long flat_sum = 0;
+		int functions = 0;
+		char *line = strstr(out, "cum%\n");
+		assert_non_null(line);
+		for (line = strchr(line, '\n') + 1; *line;) {
+			char *nl = strchr(line, '\n'), name[256];
+			long flat;
+			if (nl)
+				*nl = 0;
+			if (sscanf(line, "%ld %*s %*s %*s %*s %255[^\n]", &flat, name) == 2) {
+				if (flat != leaf_count(r, name))
+					fail_msg("go tool pprof: %s flat %ld, run %ld", name, flat,
+						 leaf_count(r, name));
+				flat_sum += flat;
+				functions++;
+			}
+			if (!nl)
+				break;
+			line = nl + 1;
+		}
+		assert_int_equal(flat_sum, (long)r->nsamples);
+		assert_true(functions >= 2);
+
+		rc = run_cmd(out, sizeof(out), err, sizeof(err),
+			     ARGS("/usr/bin/go", "tool", "pprof", "-tags", "-sample_index=samples",
+				  path));
+		if (rc != 0)
+			fail_msg("go tool pprof -tags failed (%d): %s", rc, err);
+		int with_tid = 0;
+		for (size_t j = 0; j < r->nsamples; j++)
+			with_tid += r->samples[j].tid >= 0;
+		if (with_tid == 0) /* gperftools: no tids, and no label */
+			continue;
+		assert_int_equal(with_tid, r->nsamples);
+		/* " thread id: Total N.0" then "  K.0 (P%): TID" lines up to a blank line */
+		t = strstr(out, "thread id: Total ");
+		assert_non_null(t);
+		assert_int_equal(strtol(t + 17, NULL, 10), (long)r->nsamples);
+		int threads = 0;
+		for (const char *l = strchr(t, '\n') + 1; *l && *l != '\n';) {
+			double k;
+			long tid;
+			if (sscanf(l, " %lf (%*[^)]): %ld", &k, &tid) == 2) {
+				long want = 0;
+				for (size_t j = 0; j < r->nsamples; j++)
+					want += r->samples[j].tid == tid;
+				assert_int_equal((long)k, want);
+				threads++;
+			}
+			const char *nl = strchr(l, '\n');
+			if (!nl)
+				break;
+			l = nl + 1;
+		}
+		assert_true(threads >= 2); /* skewed with 2 threads: both sampled */
 	}
 	assert_int_equal(stray_files(), 0);
 }
@@ -365,6 +458,8 @@ static void test_bad_input(void **state)
 	expect_bad("cannot read", out,
 		   ARGS("export", "-F", "folded", "/nonexistent/x.h5", "-o", out));
 	expect_bad("pick one with --run", out, ARGS("export", "-F", "pprof", h5, "-o", out));
+	expect_bad("unknown format 'pprof-symbols'", out,
+		   ARGS("export", "-F", "pprof-symbols", h5, "--run", "0", "-o", out));
 	expect_bad("needs -o", NULL, ARGS("export", "-F", "pprof", h5, "--run", "0"));
 	expect_bad("invalid integer", out,
 		   ARGS("export", "-F", "folded", h5, "--run", "x", "-o", out));
@@ -376,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_folded_synthetic),
 		cmocka_unit_test(test_folded_real),
 		cmocka_unit_test(test_pprof_round_trip),
+		cmocka_unit_test(test_pprof_go),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -290,7 +290,8 @@ static const struct {
 	{ "bench", cmd_bench_options },	      { "gate", cmd_gate_options },
 	{ "baseline", cmd_baseline_options }, { "merge", cmd_merge_options },
 	{ "history", cmd_history_options },   { "show", cmd_show_options },
-	{ "export", cmd_export_options },     { "report", cmd_report_options },
+	{ "export", cmd_export_options },     { "import", cmd_import_options },
+	{ "report", cmd_report_options },     { "target", cmd_target_options },
 	{ "top", cmd_top_options },	      { "calibrate", cmd_calibrate_options },
 #ifdef __linux__
 	{ "exec", cmd_exec_options },

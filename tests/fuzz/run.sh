@@ -5,6 +5,10 @@
 #               profiles plus hand-made bad files)
 #   h5          the results reader on in-memory HDF5 file images; tests/fuzz/corpus_h5
 #               (small real results files written by `sampbench run`)
+#   pprof perf_script folded speedscope firefox
+#               the importers (analysis/import.h), one binary each from fuzz_import.c;
+#               tests/fuzz/corpus_import/FORMAT (sampbench's own exports of a small run,
+#               a real `perf script` excerpt, hand-made variants)
 # Prints one result line per target; exits non-zero on a crash or a build failure, 0 with
 # "skipped" when clang is absent. New inputs go to a scratch directory, never into the
 # corpus. FUZZ_TARGETS="h5" runs one target; FUZZ_RUNS=N stops each after N executions
@@ -12,7 +16,7 @@
 # (make fuzz does).
 set -u
 secs=${1:-${FUZZ_SECONDS:-30}}
-targets=${FUZZ_TARGETS:-cpuprofile h5}
+targets=${FUZZ_TARGETS:-cpuprofile h5 pprof perf_script folded speedscope firefox}
 build=${BUILD:-build}/fuzz
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null 2>&1; then
@@ -25,6 +29,7 @@ HDF5_LIBS=$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-g
 rc_all=0
 
 for t in $targets; do
+	defs=
 	case $t in
 	cpuprofile)
 		srcs="tests/fuzz/fuzz_cpuprofile.c sampler/cpuprofile.c"
@@ -39,6 +44,19 @@ for t in $targets; do
 		extra=
 		corpus=tests/fuzz/corpus_h5
 		;;
+	pprof | perf_script | folded | speedscope | firefox)
+		# the importers and what they reach: the run record, protobuf, zlib, cJSON
+		srcs="tests/fuzz/fuzz_import.c analysis/import.c analysis/import_pprof.c
+		      analysis/import_perf_script.c analysis/import_folded.c analysis/import_json.c
+		      analysis/import_speedscope.c analysis/import_firefox.c
+		      analysis/import_gperftools.c analysis/protobuf.c sampler/cpuprofile.c
+		      core/run.c core/metrics.c"
+		libs="-lz -lcjson -lm"
+		extra=
+		corpus=tests/fuzz/corpus_import/$t
+		fmt=$(echo "$t" | tr _ -)
+		defs="-DFUZZ_FORMAT=\"$fmt\""
+		;;
 	*)
 		echo "fuzz: unknown target '$t'"
 		exit 2
@@ -48,7 +66,7 @@ for t in $targets; do
 	log=$build/fuzz_$t.log
 	# shellcheck disable=SC2086 # word splitting of the lists is wanted
 	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $HDF5_CFLAGS -o "$bin" \
+		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $HDF5_CFLAGS ${defs:-} -o "$bin" \
 		$srcs $libs >"$log" 2>&1; then
 		echo "fuzz: $t: build failed (see $log)"
 		cat "$log" >&2

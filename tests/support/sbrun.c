@@ -2,11 +2,14 @@
 #include "tests/support/sbrun.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "results/h5io.h"
 
 #define SBRUN_MAX_ARGS 62
 
@@ -89,4 +92,29 @@ int sbrun(const char *bin, const char *const *args, char *out, size_t outlen, ch
 	if (err_fd >= 0)
 		close(err_fd);
 	return rc;
+}
+
+int sbrun_runs(const char *bin, const char *const *args, const char *h5,
+	       struct sb_run **runs, size_t *n)
+{
+	char err[4096], msg[512];
+	struct sb_host host;
+	int rc = sbrun(bin, args, NULL, 0, err, sizeof(err));
+
+	if (rc != 0) {
+		fprintf(stderr, "sampbench %s failed (%d): %s", args[0], rc, err);
+		return -1;
+	}
+	if (h5_read(h5, &host, runs, n, 1, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+void sbrun_free_runs(struct sb_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_free(&runs[i]);
+	free(runs);
 }

@@ -23,4 +23,12 @@ pid_t sbrun_start(const char *bin, const char *const *args);
 /* Waits for pid. Returns its exit status, 128 + signal, or -1. */
 int sbrun_wait(pid_t pid);
 
+struct sb_run;
+/* Runs `bin args...` (a command writing the results file h5) and reads h5's runs into
+ * *runs and *n (free them with sbrun_free_runs). Returns 0, or -1 after one line on
+ * stderr. */
+int sbrun_runs(const char *bin, const char *const *args, const char *h5,
+	       struct sb_run **runs, size_t *n);
+void sbrun_free_runs(struct sb_run *runs, size_t n);
+
 #endif

@@ -1,0 +1,157 @@
+/* export_pprof.c - a run as a gzip-compressed profile.proto (see export.h). The message
+ * numbers are those of github.com/google/pprof/proto/profile.proto. */
+#include "analysis/export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "analysis/protobuf.h"
+#include "sampler/cpuprofile.h"
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6, PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4,
+	LOCATION_ID = 1, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+};
+
+/* The fixed head of the string table; function names follow from STR_FIRST_NAME. */
+enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_THREAD_ID,
+       STR_TIMESTAMP, STR_COMMENT, STR_FIRST_NAME };
+
+static void value_type(struct pb_buf *b, uint32_t field, uint64_t type, uint64_t unit)
+{
+	struct pb_buf m = { 0 };
+
+	pb_uint(&m, VALUE_TYPE_TYPE, type);
+	pb_uint(&m, VALUE_TYPE_UNIT, unit);
+	pb_message(b, field, &m);
+	pb_free(&m);
+}
+
+static void num_label(struct pb_buf *b, uint64_t key, int64_t num, uint64_t unit)
+{
+	struct pb_buf m = { 0 };
+
+	pb_uint(&m, LABEL_KEY, key);
+	pb_uint(&m, LABEL_NUM, (uint64_t)num);
+	if (unit)
+		pb_uint(&m, LABEL_NUM_UNIT, unit);
+	pb_message(b, SAMPLE_LABEL, &m);
+	pb_free(&m);
+}
+
+/* Writes buf[0..len) to out as one gzip member. */
+static int gzip_write(FILE *out, const unsigned char *buf, size_t len)
+{
+	unsigned char chunk[1 << 14];
+	z_stream z = { 0 };
+	int rc;
+
+	/* windowBits 15 + 16: a gzip header and trailer rather than zlib's */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
+	z.next_in = (unsigned char *)buf;
+	z.avail_in = (uInt)len; /* a run's profile is far below 4 GiB */
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		rc = deflate(&z, Z_FINISH);
+		size_t n = sizeof(chunk) - z.avail_out;
+		if (rc == Z_STREAM_ERROR || (n && fwrite(chunk, 1, n, out) != n)) {
+			deflateEnd(&z);
+			return -1;
+		}
+	} while (rc != Z_STREAM_END);
+	deflateEnd(&z);
+	return 0;
+}
+
+/* Writes a profile.proto (see export.h). */
+int64_t export_pprof(FILE *out, const struct sb_run *r)
+{
+	struct pb_buf p = { 0 }, m = { 0 }, line = { 0 };
+	struct export_frames fr;
+	uint64_t ids[CPUPROFILE_MAX_DEPTH];
+	char comment[EXPORT_TITLE_LEN];
+	int64_t ret = -1;
+	double period_ns = r->hz > 0 ? 1e9 / r->hz : 1e7;
+
+	if (export_frames_build(r, 0, &fr) < 0)
+		goto cleanup;
+	value_type(&p, PROFILE_SAMPLE_TYPE, STR_SAMPLES, STR_COUNT);
+	value_type(&p, PROFILE_SAMPLE_TYPE, STR_CPU, STR_NANOSECONDS);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sb_sample *s = &r->samples[i];
+		uint32_t depth;
+		const uint64_t *stack = export_sample_stack(r, i, &depth);
+		double w = isfinite(s->weight_ns) && s->weight_ns >= 0 ? s->weight_ns : period_ns;
+		uint64_t values[2] = { 1, (uint64_t)llround(w) };
+
+		/* Location k + 1 is PC k; Function k + 1 is name k, string STR_FIRST_NAME + k */
+		for (uint32_t d = 0; d < depth; d++)
+			ids[d] = export_frames_pc(&fr, stack[d]) + 1;
+		pb_reset(&m);
+		pb_packed(&m, SAMPLE_LOCATION_ID, ids, depth);
+		pb_packed(&m, SAMPLE_VALUE, values, 2);
+		if (s->tid >= 0)
+			num_label(&m, STR_THREAD_ID, s->tid, 0);
+		if (export_time_known(s))
+			num_label(&m, STR_TIMESTAMP, (int64_t)s->time_ns, STR_NANOSECONDS);
+		pb_message(&p, PROFILE_SAMPLE, &m);
+	}
+	for (size_t i = 0; i < fr.npcs; i++) {
+		pb_reset(&m);
+		pb_reset(&line);
+		pb_uint(&m, LOCATION_ID, i + 1);
+		if (fr.pcs[i] != EXPORT_UNKNOWN_PC)
+			pb_uint(&m, LOCATION_ADDRESS, fr.pcs[i]);
+		pb_uint(&line, LINE_FUNCTION_ID, fr.func[i] + 1);
+		pb_message(&m, LOCATION_LINE, &line);
+		pb_message(&p, PROFILE_LOCATION, &m);
+	}
+	for (size_t f = 0; f < fr.nnames; f++) {
+		pb_reset(&m);
+		pb_uint(&m, FUNCTION_ID, f + 1);
+		pb_uint(&m, FUNCTION_NAME, STR_FIRST_NAME + f);
+		pb_uint(&m, FUNCTION_SYSTEM_NAME, STR_FIRST_NAME + f);
+		pb_message(&p, PROFILE_FUNCTION, &m);
+	}
+	export_run_title(r, comment, sizeof(comment));
+	const char *fixed[STR_FIRST_NAME] = { "", "samples", "count", "cpu", "nanoseconds",
+					      "thread id", "timestamp", comment };
+	for (size_t i = 0; i < STR_FIRST_NAME; i++)
+		pb_string(&p, PROFILE_STRING_TABLE, fixed[i]);
+	for (size_t f = 0; f < fr.nnames; f++)
+		pb_string(&p, PROFILE_STRING_TABLE, fr.names[f]);
+	if (r->duration_s > 0)
+		pb_uint(&p, PROFILE_DURATION_NANOS, (uint64_t)llround(r->duration_s * 1e9));
+	value_type(&p, PROFILE_PERIOD_TYPE, STR_CPU, STR_NANOSECONDS);
+	pb_uint(&p, PROFILE_PERIOD, (uint64_t)llround(period_ns));
+	pb_uint(&p, PROFILE_COMMENT, STR_COMMENT);
+	if (p.failed || m.failed || line.failed) {
+		errno = ENOMEM;
+		goto cleanup;
+	}
+	if (gzip_write(out, p.p, p.len) < 0)
+		goto cleanup;
+	ret = (int64_t)r->nsamples;
+cleanup:
+	export_frames_free(&fr);
+	pb_free(&p);
+	pb_free(&m);
+	pb_free(&line);
+	return ret;
+}
