@@ -7,7 +7,9 @@
 
 summarize keeps what the page needs from FILE.h5 (the file's identity, its host's floors,
 the median of each metric over the ok runs of each cell) in a JSON file small enough to
-commit (docs/findings.json); render writes the page from it, so re-running a bench and
+commit (docs/findings.json); findings measured by other commands than a bench are kept in
+its "notes" list (title, source: commit, date, host and command, text), which summarize
+carries over from the -o file it replaces; render writes the page from it, so re-running a bench and
 these two commands refreshes every number, and check (make check) keeps the page and its
 summary from drifting apart. summarize needs Debian's python3-h5py; render and check only
 the standard library. Bad input: one line on stderr, exit 2."""
@@ -265,6 +267,11 @@ def render(s):
                       f"{p.pct(x, 'balanced', 8, 'sampler_cpu_fraction')}" for x in ("mach", "mach-idle"))
           + ". On busy workloads every thread runs between ticks, so there is nothing to skip.")
 
+    for n in s.get("notes", []):
+        w(f"\n## {n['title']}\n")
+        w(f"({n['source']})\n")
+        w(n["text"])
+
     w("\n## Every sampler, balanced\n")
     w(f"({src})\n")
     for thr in (2, 8):
@@ -330,6 +337,8 @@ def main(argv):
             i += 1
     if cmd == "summarize" and len(pos) == 1 and "-o" in opts:
         s = summarize(pos[0], opts.get("--gate"), opts.get("--scaling"))
+        if os.path.exists(opts["-o"]):
+            s["notes"] = load(opts["-o"]).get("notes", [])
         write_atomic(opts["-o"], json.dumps(s, indent=1, sort_keys=True) + "\n")
     elif cmd == "render" and len(pos) == 1 and "-o" in opts:
         write_atomic(opts["-o"], render(load(pos[0])))
