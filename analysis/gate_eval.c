@@ -207,6 +207,17 @@ static int measured_nearby(const struct gate_side *side, const struct cells *cs,
 	return 0;
 }
 
+/* Whether any ok run of the cell holds a sample. */
+static int cell_sampled(const struct gate_side *side, const struct cell *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sb_run *r = &side->runs[c->runs[i]];
+		if (r->status == SB_RUN_OK && r->nsamples > 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void budget_checks(const struct gate_config *cfg, const struct gate_side *cur,
 			  const struct cells *cs, const struct cell *c, struct gate_result *res,
 			  size_t *cap, double *buf)
@@ -300,6 +311,14 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
 					 "%s (%s:%d)", c->sampler, cap_name(need), cfg->name, b->line);
+			} else if (!cell_sampled(cur, c)) {
+				/* a fraction of samples has no value without samples; whether
+				 * none was right is the counting rules' question (rate_accuracy,
+				 * which says where the mechanism allows none: churn, syscall) */
+				k->state = GATE_NA;
+				snprintf(k->reason, sizeof(k->reason), "not measured: no samples in "
+					 "any run, counts are judged by the rate rules (%s:%d)",
+					 cfg->name, b->line);
 			} else if (need < 0) {
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "not measured: needs a `none` run "

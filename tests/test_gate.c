@@ -517,8 +517,16 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 		r->metrics.misattributed_fraction = 0;
 		/* perf does not claim suspend windows: NaN is "not measured" */
 		add_run(cur_runs, &ncur, "perf", "balanced", 2, 100, i)->metrics.misattributed_fraction = 0;
-		/* a plugin claiming windows and stacks that gives neither */
-		set_class(add_run(cur_runs, &ncur, "claims-all", "balanced", 2, 100, i),
+		/* a plugin claiming windows and stacks that gives neither, though it took
+		 * samples (nsamples without a sample array: the values are NaN) */
+		struct sb_run *claims = add_run(cur_runs, &ncur, "claims-all", "balanced", 2, 100, i);
+		set_class(claims, SB_CAP_THREAD_IDS | SB_CAP_STACKS | SB_CAP_SUSPEND_WINDOW, 2);
+		claims->nsamples = 40;
+		/* the same plugin without a sample on churn: no fraction of samples exists */
+		struct sb_run *ref = add_run(cur_runs, &ncur, "ctimer", "churn", 2, 100, i);
+		ref->metrics.misattributed_fraction = 0;
+		ref->metrics.suspend_window_p50_ns = 10e3;
+		set_class(add_run(cur_runs, &ncur, "claims-all", "churn", 2, 100, i),
 			  SB_CAP_THREAD_IDS | SB_CAP_STACKS | SB_CAP_SUSPEND_WINDOW, 2);
 		/* hotspot: nobody's leaf names a thread, misattributed is undefined there */
 		add_run(cur_runs, &ncur, "ctimer", "hotspot", 2, 100, i)->metrics.suspend_window_p50_ns = 10e3;
@@ -538,8 +546,14 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 			assert_int_equal(res.checks[i].state, GATE_NA);
 			assert_non_null(strstr(res.checks[i].reason, "no sampler of this file"));
 		}
+	for (size_t i = 0; i < res.nchecks; i++)
+		if (!strcmp(res.checks[i].workload, "churn") &&
+		    !strcmp(res.checks[i].sampler, "claims-all")) {
+			assert_int_equal(res.checks[i].state, GATE_NA);
+			assert_non_null(strstr(res.checks[i].reason, "no samples in any run"));
+		}
 	assert_int_equal(res.failed, 2);
-	assert_int_equal(res.na, 2);
+	assert_int_equal(res.na, 4);
 	gate_result_free(&res);
 }
 
