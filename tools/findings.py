@@ -76,10 +76,12 @@ def summarize(path, gate_path, scaling_path):
     if gate_path:
         try:
             with open(gate_path) as g:
-                verdict = [l.strip() for l in g if l.startswith("gate:")]
+                lines = g.readlines()
         except OSError as e:
             fail(f"cannot read '{gate_path}': {e.strerror}")
+        verdict = [l.strip() for l in lines if l.startswith("gate:")]
         out["gate"] = verdict[-1] if verdict else ""
+        out["gate_failed"] = [" ".join(l[1:].split()) for l in lines if l.startswith("✗")]
     if scaling_path:
         try:
             with open(scaling_path) as g:
@@ -148,6 +150,8 @@ def render(s):
       f"docs/findings.json -o docs/findings.md`")
     if s.get("gate"):
         w(f"- the gate on that file (budgets only, no baseline of the machine): `{s['gate']}`")
+        for row in s.get("gate_failed", []):
+            w(f"  - failed: `{row}`")
     w("\n## This host's floors\n")
     w("| floor (µs) | p50 | p99 |\n|---|---|---|")
     names = {"syscall": "system call", "thread_cpu_clock": "thread CPU clock read",
