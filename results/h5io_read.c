@@ -726,27 +726,34 @@ int h5_read_image(const void *buf, size_t len, const char *name, struct sb_host 
 	return read_file(&rd, host, runs, nruns, load_samples);
 }
 
-/* Reads root string attribute name of path into buf. Returns 0, 1 when the file has no
- * such attribute (buf ""), or -1 with one line in err when the file cannot be opened. */
-int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char *err,
-		 size_t errlen)
+/* Opens path read-only for its root attributes. Returns the file, or -1 with one line in
+ * err. */
+static hid_t open_for_attr(const char *path, char *err, size_t errlen)
 {
 	char why[128];
 	hid_t file;
-	int ret;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	buf[0] = 0;
 	if (access(path, R_OK) != 0) {
 		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	file = open_h5(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (file < 0) {
+	if (file < 0)
 		seterr(err, errlen, "cannot open '%s': %s", path, h5_why(why));
+	return file < 0 ? -1 : file;
+}
+
+/* Reads root string attribute name of path into buf. Returns 0, 1 when the file has no
+ * such attribute (buf ""), or -1 with one line in err when the file cannot be opened. */
+int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char *err,
+		 size_t errlen)
+{
+	buf[0] = 0;
+	hid_t file = open_for_attr(path, err, errlen);
+	if (file < 0)
 		return -1;
-	}
-	ret = attr_read_str(file, name, buf, len, 0) == 0 ? 0 : 1;
+	int ret = attr_read_str(file, name, buf, len, 0) == 0 ? 0 : 1;
 	if (ret)
 		buf[0] = 0;
 	H5Fclose(file);
@@ -765,21 +772,10 @@ void h5_run_hosts_free(struct h5_run_hosts *hosts)
 int h5_read_attr_num(const char *path, const char *name, double *out, char *err,
 		     size_t errlen)
 {
-	char why[128];
-	hid_t file;
-	int ret;
-
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (access(path, R_OK) != 0) {
-		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	hid_t file = open_for_attr(path, err, errlen);
+	if (file < 0)
 		return -1;
-	}
-	file = open_h5(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (file < 0) {
-		seterr(err, errlen, "cannot open '%s': %s", path, h5_why(why));
-		return -1;
-	}
-	ret = attr_read_num(file, name, H5T_NATIVE_DOUBLE, out) == 0 ? 0 : 1;
+	int ret = attr_read_num(file, name, H5T_NATIVE_DOUBLE, out) == 0 ? 0 : 1;
 	H5Fclose(file);
 	return ret;
 }
