@@ -103,7 +103,7 @@ static void test_report_complete(void **state)
 	int rc = sh(out, sizeof(out), PYTHON " -B " CHECKER " %s", out_dir);
 	if (rc != 0)
 		fail_msg("report check failed (%d):\n%s", rc, out);
-	assert_non_null(strstr(out, ": 10 sections"));
+	assert_non_null(strstr(out, ": 12 sections"));
 	/* findings name the samplers and the numbers behind them */
 	rc = sh(out, sizeof(out), "grep -o '<li class=' %s/index.html | wc -l", out_dir);
 	assert_int_equal(rc, 0);
@@ -177,6 +177,36 @@ static void write_two_host_file(const char *path)
 	for (size_t i = 0; i < n; i++)
 		run_free(&runs[i]);
 	free(runs);
+}
+
+/* The verdict at the top is the gate's: a file with a sampler that drops 30 % of its
+ * samples shows FAIL and exactly the rows `sampbench gate` fails (each cell named in the
+ * Failed table), and none of ctimer's, which passes the same rules. */
+static void test_verdict_is_the_gates(void **state)
+{
+	(void)state;
+	char out[16384], rep[600], gate[8192];
+
+	snprintf(rep, sizeof(rep), "%s/report3", dir);
+	assert_int_equal(sh(out, sizeof(out), "%s run -q -s ctimer,fault-drop -w balanced -t 2 "
+			    "-d 0.5 -r 3 -o %s/f.h5", bin, dir), 0);
+	assert_int_equal(sh(out, sizeof(out), "%s report %s/f.h5 -o %s", bin, dir, rep), 0);
+	/* the gate's own failed rows, run from the tree (ci/budgets) */
+	assert_int_equal(sh(gate, sizeof(gate), "%s gate -q %s/f.h5 | grep '^✗' | "
+			    "awk '{print $2, $3}' | sort -u", bin, dir), 0);
+	assert_non_null(strstr(gate, "fault-drop/balanced/2t/100Hz rate_accuracy"));
+	section_text(rep, "verdict", out, sizeof(out));
+	assert_non_null(strstr(out, "f.h5: FAIL"));
+	for (char *line = strtok(gate, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strchr(line, ' ');
+		assert_non_null(sp);
+		*sp = 0;
+		char want[256];
+		snprintf(want, sizeof(want), "%s | %s | ", line, sp + 1); /* cell | metric | */
+		if (!strstr(out, want))
+			fail_msg("gate row '%s' not in the report's verdict", want);
+	}
+	assert_null(strstr(out, "ctimer/balanced"));
 }
 
 /* Two hosts: a section with each cell's metrics per host in adjacent columns, and each
@@ -264,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_checker_catches),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_hosts_and_history),
+		cmocka_unit_test(test_verdict_is_the_gates),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

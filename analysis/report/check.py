@@ -2,7 +2,7 @@
 """check.py DIR... - checks reports written by analysis/report.py (tests/test_report.c).
 
 Fails (exit 1, one line per problem) unless: index.html parses with balanced tags and no
-network references; every section is there with a heading and an image, a table or a note;
+network references; the gate's verdict is shown; every section is there with a heading and an image, a table or a note;
 the host facts are shown; every finding carries a number; every image is a PNG beside
 index.html with data in it (pixel variance, several colours), or an SVG with drawn lines
 and points (the History plot), and every PNG and SVG is used.
@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 import numpy as np
 import matplotlib.image
 
-SECTIONS = ["host", "findings", "rate", "magnitude", "threads", "latency", "overhead",
+SECTIONS = ["verdict", "versus", "host", "findings", "rate", "magnitude", "threads", "latency", "overhead",
             "functions", "gperftools", "runs"]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}
@@ -117,6 +117,8 @@ def check(outdir):
             problems.append(f"section {sid} missing")
         elif "h2" not in held or not held & {"img", "table", "ul", "note"}:
             problems.append(f"section {sid} has no heading or no content ({sorted(held)})")
+    if 'class="verdict pass"' not in doc and 'class="verdict fail"' not in doc:
+        problems.append("no gate verdict (PASS or FAIL) at the top")
     text = " ".join(p.text)
     for fact in ("kernel", "tick Hz", "nproc", "compiler", "revision"):
         if fact not in text:
