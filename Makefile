@@ -11,7 +11,7 @@ V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
         pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
-        python3-h5py python3-numpy python3-matplotlib
+        python3-h5py python3-numpy python3-matplotlib chromium
 
 ifeq ($(V),1)
 Q :=
@@ -162,7 +162,8 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # run two at a time, longest first; every other test, new ones included, runs alone.
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
                   cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
-                  platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh
+                  platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh \
+                  tests/report_browser.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
 
 check: deps $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
