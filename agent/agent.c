@@ -88,7 +88,8 @@ static struct {
 	_Atomic uint64_t unblocks; /* masks that would have blocked the sampler's signal */
 	pthread_key_t key;
 	int key_ok;
-} A;
+	int out_fd; /* the sink's fd (SAMPBENCH_OUT=fd:N), close-on-exec until an execve */
+} A = { .out_fd = -1 };
 
 /* Set while the agent itself calls into a sampler: its own sigaction()s are not the
  * program's. */
@@ -117,7 +118,9 @@ static void agent_fail(const char *fmt, const char *a, const char *b)
 }
 
 /* Maps SAMPBENCH_OUT ("fd:N" from sampbench exec, or a path to a file of the same
- * layout) and checks its header. The fd is closed: the program never sees it. */
+ * layout) and checks its header. An fd:N stays open, close-on-exec, so that the image an
+ * execve of this process loads finds the sink again (agent_before_exec); a path's fd is
+ * closed. */
 static int map_out(const char *out)
 {
 	struct stat st;
@@ -137,7 +140,10 @@ static int map_out(const char *out)
 		return -1;
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	if (m != MAP_FAILED && strncmp(out, "fd:", 3) == 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0)
+		A.out_fd = fd;
+	else
+		close(fd);
 	if (m == MAP_FAILED) {
 		agent_msg("cannot map SAMPBENCH_OUT=%s: %s", out, strerror(errno));
 		return -1;
@@ -529,4 +535,98 @@ SB_AGENT_EXPORT int sigprocmask(int how, const sigset_t *restrict set, sigset_t 
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- execve: the new image must survive the sampler, and is sampled in its turn ----
+ * A process-wide setitimer survives execve while the handler does not: the next SIGPROF
+ * would kill the new image (a wrapper such as `sh -c 'exec prog'`, env, nice). Before any
+ * execve of the profiled process the sampler is stopped (timers disarmed), its signal's
+ * pending instances discarded (SIG_IGN) and its disposition reset, and the sink's fd is
+ * let through, so the agent in the new image (same pid, LD_PRELOAD and SAMPBENCH_* in
+ * the environment it passes on) maps it and samples the program the wrapper started.
+ * An execve that fails leaves sampling stopped. execl* (variadic) are not wrapped:
+ * glibc's execl calls execve through its internal alias, which no preload sees. */
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+static void agent_before_exec(void)
+{
+	if (!A.shm || getpid() != A.pid)
+		return;
+	int e = errno;
+	agent_stop();
+	if (A.signo) {
+		struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
+		agent_internal = 1;
+		sigaction(A.signo, &ign, NULL);
+		sigaction(A.signo, &dfl, NULL);
+		agent_internal = 0;
+	}
+	if (A.out_fd >= 0)
+		fcntl(A.out_fd, F_SETFD, 0);
+	errno = e;
+}
+
+/* The execve failed: the fd is the agent's again. */
+static void agent_exec_failed(void)
+{
+	int e = errno;
+	if (A.out_fd >= 0 && getpid() == A.pid)
+		fcntl(A.out_fd, F_SETFD, FD_CLOEXEC);
+	errno = e;
+}
+
+SB_AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+	if (!real)
+		*(void **)&real = next_sym("execve");
+	agent_before_exec();
+	int rc = real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+	agent_exec_failed();
+	return rc;
+}
+
+SB_AGENT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+	if (!real)
+		*(void **)&real = next_sym("execvpe");
+	agent_before_exec();
+	int rc = real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+	agent_exec_failed();
+	return rc;
+}
+
+SB_AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	static fexecve_fn real;
+	if (!real)
+		*(void **)&real = next_sym("fexecve");
+	agent_before_exec();
+	int rc = real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+	agent_exec_failed();
+	return rc;
+}
+
+static int exec_path(const char *sym, const char *file, char *const argv[])
+{
+	execv_fn real;
+	*(void **)&real = next_sym(sym);
+	agent_before_exec();
+	int rc = real ? real(file, argv) : (errno = ENOSYS, -1);
+	agent_exec_failed();
+	return rc;
+}
+
+SB_AGENT_EXPORT int execv(const char *path, char *const argv[])
+{
+	return exec_path("execv", path, argv);
+}
+
+SB_AGENT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return exec_path("execvp", file, argv);
 }

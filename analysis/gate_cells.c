@@ -104,7 +104,7 @@ int gate_cells_build(const struct gate_side *side, struct cells *cs)
 							 .threads = r->threads, .hz = r->hz };
 		cell_of[i] = c;
 		cs->v[c].n++;
-		cs->v[c].failed += r->status == SB_RUN_FAILED;
+		cs->v[c].failed += r->status == SB_RUN_FAILED || r->status == SB_RUN_INCOMPLETE;
 		cs->v[c].skipped += r->status == SB_RUN_SKIPPED;
 	}
 	size_t off = 0;

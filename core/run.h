@@ -71,7 +71,9 @@ struct sb_host {
 	int32_t ncalib;
 };
 
-enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED };
+/* SB_RUN_INCOMPLETE: the run finished but its truth does not cover the program (sampbench
+ * exec: threads it could not read); judged like a failed run. */
+enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED, SB_RUN_INCOMPLETE };
 
 struct sb_run {
 	int64_t run_id;

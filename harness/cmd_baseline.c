@@ -173,7 +173,7 @@ int cmd_baseline(int argc, char **argv)
 	}
 	size_t failed = 0;
 	for (size_t i = 0; i < n; i++)
-		failed += runs[i].status == SB_RUN_FAILED;
+		failed += runs[i].status == SB_RUN_FAILED || runs[i].status == SB_RUN_INCOMPLETE;
 	if (failed && !env.force) {
 		sb_err("'%s' has %zu failed runs: fix them or use --force", env.current, failed);
 		goto cleanup;

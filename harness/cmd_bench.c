@@ -117,7 +117,7 @@ static void bench_hook(void *arg, size_t i, size_t n, const struct run_spec *spe
 		return;
 	}
 	pg->done_s += expected_s(spec);
-	pg->group_failed += r->status == SB_RUN_FAILED;
+	pg->group_failed += r->status == SB_RUN_FAILED || r->status == SB_RUN_INCOMPLETE;
 	pg->group_skipped += r->status == SB_RUN_SKIPPED;
 	if (i + 1 < n && same_group(spec + 1, spec))
 		return;

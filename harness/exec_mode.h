@@ -38,6 +38,7 @@ struct exec_ctx {
 	char err[SB_REASON_LEN];
 	struct sb_run *r;
 	int failed;           /* the sampler failed: r->reason says why */
+	double process_cpu_ns; /* wait4's user + system time of the program (all its threads) */
 };
 
 struct exec_mode {

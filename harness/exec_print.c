@@ -11,7 +11,7 @@
 
 void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n)
 {
-	fprintf(out, "%-14s %-7s %5s %8s %8s %9s %9s %10s %4s %7s %7s\n", "sampler", "status",
+	fprintf(out, "%-14s %-10s %5s %8s %8s %9s %9s %10s %4s %7s %7s\n", "sampler", "status",
 		"exit", "samples", "expected", "rate_acc", "magn_err", "thread_tvd", "thr", "cpu_s",
 		"wall_s");
 	for (size_t i = 0; i < n; i++) {
@@ -26,7 +26,7 @@ void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n)
 			snprintf(exitb, sizeof(exitb), "sig%.0f", es);
 		else if (!isnan(ec))
 			snprintf(exitb, sizeof(exitb), "%.0f", ec);
-		fprintf(out, "%-14s %-7s %5s %8.0f %8.0f %9.3f %9.3f %10.3f %4d %7.2f %7.2f",
+		fprintf(out, "%-14s %-10s %5s %8.0f %8.0f %9.3f %9.3f %10.3f %4d %7.2f %7.2f",
 			r->sampler, run_status_name(r->status), exitb,
 			isnan(m->nsamples) ? 0 : m->nsamples, m->expected_samples, m->rate_accuracy,
 			m->magnitude_error, m->thread_tvd, (int)r->nthread_rows, cpu / 1e9, r->wall_s);

@@ -89,6 +89,65 @@ static int collect(struct exec_ctx *c)
 	return 0;
 }
 
+/* Below this share of wait4's CPU time the threads read are not the program's truth. */
+#define EXEC_TRUTH_MIN_COVER 0.90
+/* ...judged only when the program used this much CPU: /proc reads lose up to a tick per
+ * thread, which a program of a few ms cannot afford. */
+#define EXEC_TRUTH_MIN_CPU_NS 50e6
+
+/* Checks the truth against wait4's total, which is exact: when the threads read cover
+ * less than EXEC_TRUTH_MIN_COVER of it, the run is SB_RUN_INCOMPLETE, a CPU sampler is
+ * scored against the process total for rate and magnitude, and the per-thread metrics are
+ * NaN (their truth is missing). A sampler that took no sample of a program that used CPU
+ * enough for 10 fails. Call after metrics_compute. */
+static void check_truth(struct exec_ctx *c)
+{
+	struct sb_run *r = c->r;
+	struct sb_metrics *m = &r->metrics;
+	double read = 0, helpers = 0;
+
+	for (size_t i = 0; i < c->truth->n; i++) {
+		read += (double)c->truth->t[i].cpu_ns;
+		helpers += c->truth->t[i].helper ? (double)c->truth->t[i].cpu_ns : 0;
+	}
+	double total = c->process_cpu_ns;
+	double program = total - helpers; /* the sampler's own threads are no truth */
+	double cover = total > 0 ? fmin(read / total, 1.0) : NAN;
+	run_add_stat(r, "truth_cpu_cover", cover);
+	if (r->status == SB_RUN_OK && program / 1e9 * r->hz >= 10 && r->nsamples == 0) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "no sample of a program that used %.2f s "
+			 "of CPU (wait4)", program / 1e9);
+		return;
+	}
+	if (r->status != SB_RUN_OK || total < EXEC_TRUTH_MIN_CPU_NS ||
+	    !(cover < EXEC_TRUTH_MIN_COVER))
+		return;
+	r->status = SB_RUN_INCOMPLETE;
+	snprintf(r->reason, sizeof(r->reason), "truth incomplete: the threads read cover %.0f %% "
+		 "of the program's CPU (wait4); scored against the process total, no "
+		 "per-thread metrics", cover * 100);
+	m->thread_tvd = m->wall_thread_tvd = m->misattributed_fraction = NAN;
+	if (r->clock == SB_CLOCK_WALL) {
+		/* a wall sampler's expectation is the threads' lives, which were not all seen */
+		m->expected_samples = m->rate_accuracy = m->wall_rate_accuracy = NAN;
+		m->magnitude_error = NAN;
+		return;
+	}
+	double weights = 0;
+	size_t weighted = 0;
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (!isnan(r->samples[i].weight_ns)) {
+			weights += r->samples[i].weight_ns;
+			weighted++;
+		}
+	m->expected_samples = program / 1e9 * r->hz;
+	m->rate_accuracy = m->expected_samples > 0 ? (double)r->nsamples / m->expected_samples
+						    : NAN;
+	double mx = fmax(weights, program);
+	m->magnitude_error = weighted && mx > 0 ? fabs(weights - program) / mx : NAN;
+}
+
 struct exec_child_arg {
 	struct exec_ctx *c;
 	int go[2], ok[2];
@@ -198,6 +257,8 @@ static int exec_once(struct exec_ctx *c, int *status)
 		goto cleanup;
 	}
 	child_add_rusage_stats(c->r, &ex.ru);
+	c->process_cpu_ns = (double)ex.ru.ru_utime.tv_sec * 1e9 + ex.ru.ru_utime.tv_usec * 1e3 +
+			    (double)ex.ru.ru_stime.tv_sec * 1e9 + ex.ru.ru_stime.tv_usec * 1e3;
 	rc = 0;
 cleanup:
 	for (int i = 0; i < 2; i++) {
@@ -262,6 +323,7 @@ int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_i
 	r->metrics.misattributed_fraction = NAN;
 	r->metrics.stack_correct_fraction = NAN;
 	r->metrics.function_tvd = NAN;
+	check_truth(&c);
 cleanup:
 	if (c.mode)
 		c.mode->cleanup(&c);
