@@ -1,10 +1,14 @@
 /* exec_ext.c - `sampbench exec` from outside the program (see exec_ext.h).
  *
- * perf: the same event as sampler/perf.c (task-clock, frame-pointer callchains), but
- * opened by the parent on the child's pid before it execs, the way `perf record CMD`
- * does: one event per CPU with inherit=1 (the kernel refuses to mmap an inherited
- * per-thread event), enable_on_exec=1, timestamps on CLOCK_MONOTONIC. The parent drains
- * the rings while it polls /proc.
+ * perf: frame-pointer callchains, timestamps on CLOCK_MONOTONIC, one ring per CPU drained
+ * by the parent while it polls /proc. Preferred: a cpu-clock event per CPU for every task
+ * (pid -1, the way `perf record -a` counts), keeping the program's samples by pid. Its
+ * period runs on across threads, so a thread that lives 1 ms is sampled with probability
+ * 1 ms / period, as CPU time is. The fallback, where system-wide events are not allowed
+ * (perf_event_paranoid > 0 without CAP_PERFMON): task-clock on the child's pid with
+ * inherit=1 and enable_on_exec=1, as `perf record CMD` does, where every new thread's
+ * counter starts a full period from its first sample, so threads shorter than a period
+ * are never sampled (stat perf_system_wide says which).
  *
  * Truth: /proc/PID/task/TID/schedstat's first field is the thread's sum_exec_runtime in
  * ns. A thread's last value is the last read before it exited: with a poll every few ms
@@ -44,8 +48,52 @@ struct exec_perf {
 	void *ring[EXEC_PERF_MAX_CPUS];
 	size_t ring_len;
 	uint64_t records, samples, lost, throttles, other_pid, dropped, truncated;
+	int system_wide;
 	unsigned char rec[EXEC_PERF_REC_MAX];
 };
+
+static void close_rings(struct exec_perf *p)
+{
+	for (int c = 0; c < p->ncpu; c++) {
+		if (p->ring[c] != MAP_FAILED)
+			munmap(p->ring[c], p->ring_len);
+		if (p->fd[c] >= 0)
+			close(p->fd[c]);
+		p->ring[c] = MAP_FAILED;
+		p->fd[c] = -1;
+	}
+}
+
+/* Opens attr on every CPU for task (-1: every task) and maps each ring. Returns 0, or -1
+ * with err and errno, every fd closed. */
+static int open_rings(struct exec_perf *p, struct perf_event_attr *attr, pid_t task, char *err,
+		      size_t errlen)
+{
+	for (int c = 0; c < p->ncpu; c++) {
+		p->fd[c] = (int)syscall(SYS_perf_event_open, attr, task, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p->fd[c] < 0 && errno == ENODEV)
+			continue; /* offline CPU */
+		if (p->fd[c] < 0) {
+			int e = errno;
+			snprintf(err, errlen, "perf_event_open on %s %d cpu %d failed: %s%s",
+				 task < 0 ? "every task, pid" : "pid", (int)(task < 0 ? p->pid : task),
+				 c, strerror(e), e == EACCES || e == EPERM
+					 ? " (root or kernel.perf_event_paranoid <= 1 needed)" : "");
+			close_rings(p);
+			errno = e;
+			return -1;
+		}
+		p->ring[c] = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd[c], 0);
+		if (p->ring[c] == MAP_FAILED) {
+			int e = errno;
+			snprintf(err, errlen, "cannot map the perf ring of cpu %d: %s", c, strerror(e));
+			close_rings(p);
+			errno = e;
+			return -1;
+		}
+	}
+	return 0;
+}
 
 struct exec_perf *exec_perf_open(pid_t pid, double hz, char *err, size_t errlen)
 {
@@ -85,24 +133,19 @@ struct exec_perf *exec_perf_open(pid_t pid, double hz, char *err, size_t errlen)
 	a.wakeup_watermark = (uint32_t)(EXEC_PERF_PAGES * page / 2);
 
 	p->ring_len = (EXEC_PERF_PAGES + 1) * page;
-	for (int c = 0; c < p->ncpu; c++) {
-		p->fd[c] = (int)syscall(SYS_perf_event_open, &a, pid, c, -1, PERF_FLAG_FD_CLOEXEC);
-		if (p->fd[c] < 0 && errno == ENODEV)
-			continue; /* offline CPU */
-		if (p->fd[c] < 0) {
-			snprintf(err, errlen, "perf_event_open on pid %d cpu %d failed: %s%s", (int)pid,
-				 c, strerror(errno),
-				 errno == EACCES || errno == EPERM
-					 ? " (root or kernel.perf_event_paranoid <= 1 needed)"
-					 : "");
+	/* every task on each CPU, the program's samples kept by pid */
+	struct perf_event_attr wide = a;
+	wide.config = PERF_COUNT_SW_CPU_CLOCK;
+	wide.inherit = 0;
+	wide.enable_on_exec = 0;
+	wide.disabled = 0;
+	p->system_wide = 1;
+	if (open_rings(p, &wide, -1, err, errlen) != 0) {
+		if (errno != EACCES && errno != EPERM)
 			goto fail;
-		}
-		p->ring[c] = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd[c], 0);
-		if (p->ring[c] == MAP_FAILED) {
-			snprintf(err, errlen, "cannot map the perf ring of cpu %d: %s", c,
-				 strerror(errno));
+		p->system_wide = 0;
+		if (open_rings(p, &a, pid, err, errlen) != 0)
 			goto fail;
-		}
 	}
 	return p;
 fail:
@@ -130,7 +173,7 @@ static void perf_sample(struct exec_perf *p, struct sb_sink *sink, const unsigne
 	if (nr > (len - off) / 8)
 		return;
 	if ((pid_t)pid != p->pid) {
-		p->other_pid++; /* a child process of the program (inherit follows forks) */
+		p->other_pid++; /* another task on the CPU, or a child process of the program */
 		return;
 	}
 	for (uint64_t i = 0; i < nr && depth < SB_MAX_FRAMES; i++) {
@@ -193,10 +236,11 @@ void exec_perf_drain(struct exec_perf *p, struct sb_sink *sink)
 int exec_perf_stats(const struct exec_perf *p, const char **names, double *values, int max)
 {
 	const char *n[] = { "records", "perf_samples", "lost", "throttle_events",
-			    "other_process_samples", "sink_dropped_perf", "truncated", "cpus" };
+			    "other_process_samples", "sink_dropped_perf", "truncated", "cpus",
+			    "perf_system_wide" };
 	double v[] = { (double)p->records, (double)p->samples, (double)p->lost,
 		       (double)p->throttles, (double)p->other_pid, (double)p->dropped,
-		       (double)p->truncated, (double)p->ncpu };
+		       (double)p->truncated, (double)p->ncpu, (double)p->system_wide };
 	int k = 0;
 	for (; k < max && k < (int)ARRAY_SIZE(n); k++) {
 		names[k] = n[k];
@@ -209,12 +253,7 @@ void exec_perf_close(struct exec_perf *p)
 {
 	if (!p)
 		return;
-	for (int c = 0; c < p->ncpu; c++) {
-		if (p->ring[c] != MAP_FAILED)
-			munmap(p->ring[c], p->ring_len);
-		if (p->fd[c] >= 0)
-			close(p->fd[c]);
-	}
+	close_rings(p);
 	free(p);
 }
 
