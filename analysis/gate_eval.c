@@ -143,6 +143,7 @@ static long metric_needs(const char *m)
 		{ "thread_tvd", SB_CAP_THREAD_IDS },  { "wall_thread_tvd", SB_CAP_THREAD_IDS },
 		{ "magnitude_error", SB_CAP_WEIGHTS }, { "misattributed_fraction", SB_CAP_STACKS },
 		{ "stack_correct_fraction", SB_CAP_STACKS }, { "function_tvd", SB_CAP_STACKS },
+		{ "function_misfit", SB_CAP_STACKS },
 		{ "truncated_fraction", SB_CAP_STACKS }, { "offcpu_sample_fraction", SB_CAP_STACKS },
 		{ "stop_latency_", SB_CAP_STOP_LATENCY }, { "suspend_window_", SB_CAP_SUSPEND_WINDOW },
 		{ "overhead", -1 }, { "sampler_cpu_", -1 }, { "offcpu_true", -1 },

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/chisq.h"
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
@@ -170,6 +171,29 @@ static int match_name(const struct sb_run *r, uint64_t pc, char names[][SB_SYM_F
 	return -1;
 }
 
+/* function_tvd when a G-test of the leaf counts against the declared shares rejects them
+ * at p < FUNCTION_FIT_P, else 0: a difference that noise explains is not a misfit, and one
+ * too small to matter is judged by its size in the gate (ci/budgets). NaN with fewer than
+ * FUNCTION_FIT_MIN samples in declared functions (no test). */
+#define FUNCTION_FIT_P 0.001
+#define FUNCTION_FIT_MIN 30
+static double function_misfit(const double *cnt, const double *share, int k, double tvd_v)
+{
+	double n = 0, g = 0, tot = 0;
+	for (int i = 0; i < k; i++) {
+		n += cnt[i];
+		tot += share[i];
+	}
+	if (n < FUNCTION_FIT_MIN || !(tot > 0) || k < 2)
+		return NAN;
+	for (int i = 0; i < k; i++) {
+		double e = n * share[i] / tot;
+		if (cnt[i] > 0)
+			g += 2 * cnt[i] * log(cnt[i] / e);
+	}
+	return chisq_sf(g, k - 1) < FUNCTION_FIT_P ? tvd_v : 0;
+}
+
 /* Samples counted: those on workload threads (slot known), except for function_tvd, which
  * counts every sample whose leaf is a declared function. A sample's leaf is its first
  * user-space frame. See docs/metrics.md, "Workload metrics". */
@@ -225,8 +249,10 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
 			off++;
 	}
-	if (nfuncs > 0)
+	if (nfuncs > 0) {
 		m->function_tvd = tvd(fcnt, w->func_share, (size_t)nfuncs);
+		m->function_misfit = function_misfit(fcnt, w->func_share, nfuncs, m->function_tvd);
+	}
 	if (total == 0)
 		return;
 	if (nchain > 0)

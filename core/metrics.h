@@ -30,6 +30,7 @@
 	X(truncated_fraction, "ratio", "samples flagged truncated")                       \
 	X(stack_correct_fraction, "ratio", "samples whose stack holds the expected chain") \
 	X(function_tvd, "ratio", "1/2 sum |sample share - true share| over functions")   \
+	X(function_misfit, "ratio", "function_tvd when a G-test rejects the declared shares (p < 0.001), else 0") \
 	X(offcpu_sample_fraction, "ratio", "samples whose leaf is a sleep/block function") \
 	X(offcpu_true_fraction, "ratio", "true off-CPU time / alive time (mixed)")         \
 	X(eintr_per_1k_samples, "ratio", "EINTRs the workload saw per 1000 samples")      \

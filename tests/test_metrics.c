@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/chisq.h"
 #include "analysis/metrics.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
@@ -212,11 +213,38 @@ static void test_slot_ranges(void **state)
 	assert_int_equal(wl_slot_frame_of_pc(0), -1);
 }
 
+/* chisq_sf against scipy.stats.chi2.sf (scipy 1.10 on a developer machine; values in
+ * the comments are its output): both branches (series below a + 1, continued fraction
+ * above), df 1 to 10, and a far tail. */
+static void test_chisq_sf(void **state)
+{
+	(void)state;
+	static const struct { double x; int df; double p; } v[] = {
+		{ 5.991464547107979, 2, 0.05000000000000007 },
+		{ 7.814727903251178, 3, 0.05 },
+		{ 13.276704135987622, 4, 0.010000000000000012 },
+		{ 1.0, 1, 0.31731050786291115 },
+		{ 20, 10, 0.029252688076961124 },
+		{ 100, 3, 1.5541594313896026e-21 },
+		{ 0.5, 5, 0.9921232932326296 },
+		{ 3.0, 7, 0.8850022316431506 },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		double p = chisq_sf(v[i].x, v[i].df);
+		if (!(fabs(p - v[i].p) <= 1e-9 * v[i].p))
+			fail_msg("chisq_sf(%g, %d) = %.17g, want %.17g", v[i].x, v[i].df, p, v[i].p);
+	}
+	assert_true(chisq_sf(0, 3) == 1);
+	assert_true(isnan(chisq_sf(1, 0)));
+	assert_true(isnan(chisq_sf(NAN, 2)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantile_type7),
 		cmocka_unit_test(test_tvd),
+		cmocka_unit_test(test_chisq_sf),
 		cmocka_unit_test(test_cpu_view_exact),
 		cmocka_unit_test(test_cpu_view_errors),
 		cmocka_unit_test(test_unknown_thread_penalised),

@@ -7,6 +7,7 @@
  *
  * defect_edit(s, pcs, seq) runs in the signal handler on every sample before it is pushed:
  * it may change the sample and returns 1 to push it, 0 to drop it. Async-signal-safe only.
+ * DEFECT_START: a function start() calls first (outside any signal handler).
  * DEFECT_ONE_PROCESS_TIMER: instead of one timer per thread on the thread's CPU clock, one
  * process-CPU-clock timer whose signal goes to the first thread only. */
 #include <errno.h>
@@ -114,6 +115,9 @@ static int start(const struct sampbench_config *cfg, const struct sampbench_sink
 		return -1;
 	}
 	sink = s;
+#ifdef DEFECT_START
+	DEFECT_START();
+#endif
 	period_ns = (uint64_t)(1e9 / cfg->hz);
 	max_depth = cfg->max_depth == 0 || cfg->max_depth > MAX_FRAMES ? MAX_FRAMES : cfg->max_depth;
 	memset(&sa, 0, sizeof(sa));
