@@ -1,0 +1,156 @@
+/* test_tool.c - tools run from recipes (harness/tool.h, docs/tools.md): the built-in
+ * recipes parse; a recipe with a mistake is one "file:line: message" and `run` exits 2 on
+ * it; and, where perf can record, `run --tool perf-record` on balanced (2 threads, 1 s)
+ * stores a run whose rate is within 0.8..1.2 of the target's true CPU time, whose thread
+ * shares are within 0.1 (TVD) of the true ones, and whose class the gate reads as the
+ * recipe's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/gate.h"
+#include "harness/tool.h"
+#include "tests/support/sbrun.h"
+
+static char bin[512];
+static char dir[] = "/tmp/sbtool.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *b = getenv("BUILD");
+	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[600];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_builtin_recipes(void **state)
+{
+	struct tool t[TOOL_MAX];
+	size_t n = 0;
+	char err[512] = "";
+	(void)state;
+
+	assert_int_equal(tool_recipes_parse(tool_builtin_recipes, "built-in", t, TOOL_MAX, &n, err,
+					    sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(t[0].name, "perf-record");
+	assert_string_equal(t[0].format->name, "perf-script");
+	assert_int_equal(t[0].as_sampler.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
+	assert_string_equal(t[1].name, "gperftools-cpuprofile");
+	assert_true(t[1].as_sampler.flags & SB_SAMPLER_TICK_DRIVEN);
+	assert_false(t[1].as_sampler.caps & SB_CAP_THREAD_IDS);
+}
+
+/* Each mistake is refused with its line. */
+static void test_recipe_errors(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "tool x\ncommand a {cmd} {out}\nformat nope\n", "f:3: unknown format 'nope'" },
+		{ "tool x\ncommand a {cmd} {pid} {out}\nformat folded\n", "f:2: {pid}" },
+		{ "tool x\ncommand a {cmd} {outt}\nformat folded\n", "f:2: unknown placeholder" },
+		{ "tool x\ncommand a {cmd}\nformat folded\n", "f:2: the command needs" },
+		{ "tool x\nformat folded\n", "f:1: tool 'x' has no command" },
+		{ "format folded\n", "f:1: 'format' before" },
+		{ "tool x\nhas wings\n", "f:2: unknown capability 'wings'" },
+		{ "tool x\nneeds magic\n", "f:2: unknown need 'magic'" },
+		{ "tool perf\n", "f:1: tool name 'perf' is a sampler's" },
+		{ "tool x\ncolor red\n", "f:2: unknown key 'color'" },
+		{ "# nothing\n", "f:1: no 'tool NAME' line" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tool t[2];
+		size_t n = 0;
+		char err[512] = "";
+		assert_int_equal(tool_recipes_parse(cases[i].text, "f", t, 2, &n, err, sizeof(err)),
+				 -1);
+		if (strncmp(err, cases[i].want, strlen(cases[i].want)))
+			fail_msg("case %zu: '%s', expected '%s...'", i, err, cases[i].want);
+	}
+}
+
+/* `run --tool FILE` with a syntax error: one line on stderr, exit 2, no file. */
+static void test_run_bad_recipe(void **state)
+{
+	char recipe[600], h5[600], out[4096], err[4096];
+	(void)state;
+
+	snprintf(recipe, sizeof(recipe), "%s/bad.recipe", dir);
+	snprintf(h5, sizeof(h5), "%s/bad.h5", dir);
+	FILE *f = fopen(recipe, "w");
+	assert_non_null(f);
+	fputs("tool mine\ncommand perf record -o {out} -- {cmd}\nformat perf-script\nclock cpu "
+	      "wall\n", f);
+	fclose(f);
+	int rc = sbrun(bin, ARGS("run", "--tool", recipe, "-w", "balanced", "-o", h5), out,
+		       sizeof(out), err, sizeof(err));
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "bad.recipe:4: unknown clock 'cpu wall'"));
+	assert_int_equal(strchr(err, '\n') - err + 1, (long)strlen(err));
+	assert_int_not_equal(access(h5, F_OK), 0);
+}
+
+static void test_perf_record_scored(void **state)
+{
+	char h5[600];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	(void)state;
+
+	snprintf(h5, sizeof(h5), "%s/perf.h5", dir);
+	assert_int_equal(sbrun_runs(bin, ARGS("run", "--tool", "perf-record", "-w", "balanced",
+					      "-t", "2", "-d", "1", "-q", "-o", h5),
+				    h5, &runs, &n), 0);
+	assert_int_equal(n, 1);
+	struct sb_run *r = &runs[0];
+	assert_string_equal(r->sampler, "perf-record");
+	if (r->status == SB_RUN_SKIPPED) {
+		fprintf(stderr, "test_perf_record_scored: skipped: %s\n", r->reason);
+		sbrun_free_runs(runs, n);
+		skip();
+	}
+	if (r->status != SB_RUN_OK)
+		fail_msg("perf-record run failed: %s", r->reason);
+	assert_int_equal(r->nthread_rows, 2);
+	if (!(r->metrics.rate_accuracy >= 0.8 && r->metrics.rate_accuracy <= 1.2))
+		fail_msg("rate_accuracy %.3f outside 0.8..1.2", r->metrics.rate_accuracy);
+	if (!(r->metrics.thread_tvd <= 0.1))
+		fail_msg("thread_tvd %.3f above 0.1", r->metrics.thread_tvd);
+
+	struct gate_class cls;
+	gate_class_of("perf-record", runs, n, &cls);
+	assert_int_equal(cls.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
+	assert_int_equal(cls.tick_driven, 0);
+	assert_string_equal(cls.source, "declared by the tool's recipe");
+	sbrun_free_runs(runs, n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_builtin_recipes),
+		cmocka_unit_test(test_recipe_errors),
+		cmocka_unit_test(test_run_bad_recipe),
+		cmocka_unit_test(test_perf_record_scored),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
