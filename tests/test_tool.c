@@ -20,24 +20,6 @@
 #include "harness/tool.h"
 #include "tests/support/sbrun.h"
 
-static char bin[512];
-static char dir[] = "/tmp/sbtool.XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	const char *b = getenv("BUILD");
-	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[600];
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 static void test_builtin_recipes(void **state)
 {
@@ -94,14 +76,14 @@ static void test_run_bad_recipe(void **state)
 	char recipe[600], h5[600], out[4096], err[4096];
 	(void)state;
 
-	snprintf(recipe, sizeof(recipe), "%s/bad.recipe", dir);
-	snprintf(h5, sizeof(h5), "%s/bad.h5", dir);
+	snprintf(recipe, sizeof(recipe), "%s/bad.recipe", sbrun_dir);
+	snprintf(h5, sizeof(h5), "%s/bad.h5", sbrun_dir);
 	FILE *f = fopen(recipe, "w");
 	assert_non_null(f);
 	fputs("tool mine\ncommand perf record -o {out} -- {cmd}\nformat perf-script\nclock cpu "
 	      "wall\n", f);
 	fclose(f);
-	int rc = sbrun(bin, ARGS("run", "--tool", recipe, "-w", "balanced", "-o", h5), out,
+	int rc = sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced", "-o", h5), out,
 		       sizeof(out), err, sizeof(err));
 	assert_int_equal(rc, 2);
 	assert_non_null(strstr(err, "bad.recipe:4: unknown clock 'cpu wall'"));
@@ -116,8 +98,8 @@ static void test_perf_record_scored(void **state)
 	size_t n = 0;
 	(void)state;
 
-	snprintf(h5, sizeof(h5), "%s/perf.h5", dir);
-	assert_int_equal(sbrun_runs(bin, ARGS("run", "--tool", "perf-record", "-w", "balanced",
+	snprintf(h5, sizeof(h5), "%s/perf.h5", sbrun_dir);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", "perf-record", "-w", "balanced",
 					      "-t", "2", "-d", "1", "-q", "-o", h5),
 				    h5, &runs, &n), 0);
 	assert_int_equal(n, 1);
@@ -152,5 +134,5 @@ int main(void)
 		cmocka_unit_test(test_run_bad_recipe),
 		cmocka_unit_test(test_perf_record_scored),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
 }
