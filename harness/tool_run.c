@@ -20,6 +20,7 @@
 #include "analysis/symbolize.h"
 #include "harness/child.h"
 #include "sampler/cpuprofile.h"
+#include "workloads/workload.h"
 
 #define TOOL_SLACK_S 30.0 /* beyond the target's own deadline: the tool's writing and converting */
 #define MAPS_MAX (4u << 20)
@@ -246,6 +247,50 @@ static void relocate_and_symbolize(struct sb_run *r, const unsigned char *buf, s
 	free(own);
 }
 
+static int cmp_symbol_pc(const void *a, const void *b)
+{
+	const struct sb_symbol *x = a, *y = b;
+	return (x->pc > y->pc) - (x->pc < y->pc);
+}
+
+/* An imported profile names its frames, and the metrics find a sample's slot from its
+ * leaf's address (wl_slot_of_pc): a frame named as a slot's leaf function gets that leaf's
+ * address in this process (the target is this binary), so misattribution is measured as
+ * for a sampler. */
+static void rebase_slot_leaves(struct sb_run *r)
+{
+	static char names[SB_MAX_THREADS][SB_SYM_FUNC_LEN];
+	uint64_t lo[SB_MAX_THREADS], hi;
+	struct sb_symbolizer *sym = symbolizer_new();
+	int changed = 0;
+
+	if (!sym)
+		return;
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		struct sb_symbol out;
+		wl_slot_range(i, &lo[i], &hi);
+		names[i][0] = 0;
+		if (symbolize(sym, lo[i], &out))
+			snprintf(names[i], sizeof(names[i]), "%s", out.function);
+	}
+	symbolizer_free(sym);
+	for (size_t k = 0; k < r->nsymbols; k++) {
+		struct sb_symbol *y = &r->symbols[k];
+		for (int i = 0; y->pc >= IMPORT_PC_BASE && i < SB_MAX_THREADS; i++) {
+			if (!names[i][0] || strcmp(y->function, names[i]))
+				continue;
+			for (size_t f = 0; f < r->nframes; f++)
+				if (r->frames[f] == y->pc)
+					r->frames[f] = lo[i];
+			y->pc = lo[i];
+			changed = 1;
+			break;
+		}
+	}
+	if (changed)
+		qsort(r->symbols, r->nsymbols, sizeof(*r->symbols), cmp_symbol_pc);
+}
+
 /* Reads the tool's profile into r's samples, frames and symbols, each sample's thread
  * mapped to its slot by the truth's tids. Returns 0, or -1 with why. */
 static int read_profile(const struct tool *t, const char *path, struct sb_run *r, char *why,
@@ -273,6 +318,8 @@ static int read_profile(const struct tool *t, const char *path, struct sb_run *r
 	run_free(&imp);
 	if (!strcmp(t->format->name, "gperftools"))
 		relocate_and_symbolize(r, buf, blen);
+	else
+		rebase_slot_leaves(r);
 	free(buf);
 	for (size_t i = 0; i < r->nsamples; i++) {
 		struct sb_sample *s = &r->samples[i];
