@@ -1,9 +1,10 @@
 /* test_tool.c - tools run from recipes (harness/tool.h, docs/tools.md): the built-in
  * recipes parse; a recipe with a mistake is one "file:line: message" and `run` exits 2 on
- * it; and, where perf can record, `run --tool perf-record` on balanced (2 threads, 1 s)
- * stores a run whose rate is within 0.8..1.2 of the target's true CPU time, whose thread
- * shares are within 0.1 (TVD) of the true ones, and whose class the gate reads as the
- * recipe's. */
+ * it; a tool missing here is a skipped run saying why; and, where perf can record,
+ * `run --tool perf-record` on balanced (2 threads, 1 s) stores a run whose rate is within
+ * 0.8..1.2 of the target's true CPU time, whose thread shares are within 0.1 (TVD) of the
+ * true ones, whose stacks name the sample's own thread (misattributed_fraction <= 0.01),
+ * and whose class the gate reads as the recipe's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,30 @@ static void test_run_bad_recipe(void **state)
 	assert_int_not_equal(access(h5, F_OK), 0);
 }
 
+/* A tool whose binary is missing: a skipped run with the reason, exit 0. */
+static void test_unavailable_tool_skipped(void **state)
+{
+	char recipe[600], h5[600];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	(void)state;
+
+	snprintf(recipe, sizeof(recipe), "%s/missing.recipe", sbrun_dir);
+	snprintf(h5, sizeof(h5), "%s/missing.h5", sbrun_dir);
+	FILE *f = fopen(recipe, "w");
+	assert_non_null(f);
+	fputs("# a tool nobody has\ntool nosuch\ncommand nosuch-profiler -o {out} {cmd}\n"
+	      "format folded\nneeds binary nosuch-profiler\n", f);
+	fclose(f);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced",
+						       "-q", "-o", h5), h5, &runs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(runs[0].sampler, "nosuch");
+	assert_int_equal(runs[0].status, SB_RUN_SKIPPED);
+	assert_string_equal(runs[0].reason, "nosuch-profiler not found on PATH");
+	sbrun_free_runs(runs, n);
+}
+
 static void test_perf_record_scored(void **state)
 {
 	char h5[600];
@@ -117,6 +142,9 @@ static void test_perf_record_scored(void **state)
 		fail_msg("rate_accuracy %.3f outside 0.8..1.2", r->metrics.rate_accuracy);
 	if (!(r->metrics.thread_tvd <= 0.1))
 		fail_msg("thread_tvd %.3f above 0.1", r->metrics.thread_tvd);
+	/* balanced's leaves name their slot: perf's tid and stack agree */
+	if (!(r->metrics.misattributed_fraction <= 0.01))
+		fail_msg("misattributed_fraction %.3f above 0.01", r->metrics.misattributed_fraction);
 
 	struct gate_class cls;
 	gate_class_of("perf-record", runs, n, &cls);
@@ -132,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_recipes),
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_run_bad_recipe),
+		cmocka_unit_test(test_unavailable_tool_skipped),
 		cmocka_unit_test(test_perf_record_scored),
 	};
 	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
