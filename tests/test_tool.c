@@ -71,19 +71,26 @@ static void test_recipe_errors(void **state)
 	}
 }
 
+/* Writes text to NAME.recipe in the scratch directory; recipe and h5 (600 bytes each)
+ * get its path and a results file's beside it. */
+static void write_recipe(const char *name, const char *text, char *recipe, char *h5)
+{
+	snprintf(recipe, 600, "%s/%s.recipe", sbrun_dir, name);
+	snprintf(h5, 600, "%s/%s.h5", sbrun_dir, name);
+	FILE *f = fopen(recipe, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* `run --tool FILE` with a syntax error: one line on stderr, exit 2, no file. */
 static void test_run_bad_recipe(void **state)
 {
 	char recipe[600], h5[600], out[4096], err[4096];
 	(void)state;
 
-	snprintf(recipe, sizeof(recipe), "%s/bad.recipe", sbrun_dir);
-	snprintf(h5, sizeof(h5), "%s/bad.h5", sbrun_dir);
-	FILE *f = fopen(recipe, "w");
-	assert_non_null(f);
-	fputs("tool mine\ncommand perf record -o {out} -- {cmd}\nformat perf-script\nclock cpu "
-	      "wall\n", f);
-	fclose(f);
+	write_recipe("bad", "tool mine\ncommand perf record -o {out} -- {cmd}\n"
+		     "format perf-script\nclock cpu wall\n", recipe, h5);
 	int rc = sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced", "-o", h5), out,
 		       sizeof(out), err, sizeof(err));
 	assert_int_equal(rc, 2);
@@ -100,13 +107,9 @@ static void test_unavailable_tool_skipped(void **state)
 	size_t n = 0;
 	(void)state;
 
-	snprintf(recipe, sizeof(recipe), "%s/missing.recipe", sbrun_dir);
-	snprintf(h5, sizeof(h5), "%s/missing.h5", sbrun_dir);
-	FILE *f = fopen(recipe, "w");
-	assert_non_null(f);
-	fputs("# a tool nobody has\ntool nosuch\ncommand nosuch-profiler -o {out} {cmd}\n"
-	      "format folded\nneeds binary nosuch-profiler\n", f);
-	fclose(f);
+	write_recipe("missing", "# a tool nobody has\ntool nosuch\n"
+		     "command nosuch-profiler -o {out} {cmd}\nformat folded\n"
+		     "needs binary nosuch-profiler\n", recipe, h5);
 	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced",
 						       "-q", "-o", h5), h5, &runs, &n), 0);
 	assert_int_equal(n, 1);
