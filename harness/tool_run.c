@@ -415,7 +415,7 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 		goto out;
 	}
 	if (!WIFEXITED(ex.status) || WEXITSTATUS(ex.status) != 0) {
-		snprintf(why, sizeof(why), "the tool's command %s %d: %s",
+		snprintf(why, sizeof(why), "the tool's command %s %d: %.120s",
 			 WIFEXITED(ex.status) ? "exited with status" : "was killed by signal",
 			 WIFEXITED(ex.status) ? WEXITSTATUS(ex.status) : WTERMSIG(ex.status), said);
 		run_set_status(r, SB_RUN_FAILED, why);

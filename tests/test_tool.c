@@ -1,10 +1,11 @@
 /* test_tool.c - tools run from recipes (harness/tool.h, docs/tools.md): the built-in
  * recipes parse; a recipe with a mistake is one "file:line: message" and `run` exits 2 on
- * it; a tool missing here is a skipped run saying why; and, where perf can record,
- * `run --tool perf-record` on balanced (2 threads, 1 s) stores a run whose rate is within
- * 0.8..1.2 of the target's true CPU time, whose thread shares are within 0.1 (TVD) of the
- * true ones, whose stacks name the sample's own thread (misattributed_fraction <= 0.01),
- * and whose class the gate reads as the recipe's. */
+ * it; a tool missing here is a skipped run saying why, a failing one a failed run with its
+ * exit status and last line; and, where perf can record, `run --tool perf-record` on
+ * balanced (2 threads, 1 s) stores a run whose rate is within 0.8..1.2 of the target's
+ * true CPU time, whose thread shares are within 0.1 (TVD) of the true ones, whose stacks
+ * name the sample's own thread (misattributed_fraction <= 0.01), and whose class the gate
+ * reads as the recipe's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 #include "analysis/gate.h"
 #include "harness/tool.h"
+#include "results/h5io.h"
 #include "tests/support/sbrun.h"
 
 
@@ -119,6 +121,28 @@ static void test_unavailable_tool_skipped(void **state)
 	sbrun_free_runs(runs, n);
 }
 
+/* A tool's command that fails: a failed run with its status and last words, exit 1. */
+static void test_failing_tool_failed(void **state)
+{
+	char recipe[600], h5[600], msg[512];
+	struct sb_host host;
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	(void)state;
+
+	write_recipe("failing", "tool failing\n"
+		     "command sh -c 'echo cannot profile here >&2; exit 3' {cmd} {out}\n"
+		     "format folded\n", recipe, h5);
+	assert_int_equal(sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced", "-q",
+						  "-o", h5), NULL, 0, NULL, 0), 1);
+	assert_int_equal(h5_read(h5, &host, &runs, &n, 1, msg, sizeof(msg)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(runs[0].status, SB_RUN_FAILED);
+	assert_string_equal(runs[0].reason,
+			    "the tool's command exited with status 3: cannot profile here");
+	sbrun_free_runs(runs, n);
+}
+
 static void test_perf_record_scored(void **state)
 {
 	char h5[600];
@@ -164,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_run_bad_recipe),
 		cmocka_unit_test(test_unavailable_tool_skipped),
+		cmocka_unit_test(test_failing_tool_failed),
 		cmocka_unit_test(test_perf_record_scored),
 	};
 	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
