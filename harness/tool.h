@@ -31,7 +31,8 @@ struct tool {
 	struct sampler as_sampler;
 	char name[SB_NAME_LEN];
 	char description[128];
-	char command[TOOL_CMD_LEN]; /* the template, {hz} {out} {cmd} {duration} */
+	char command[TOOL_CMD_LEN]; /* the template, {hz} {out} {cmd} {pid} {duration} */
+	double attach_s;            /* {pid}: the target starts this long after the command */
 	const struct import_format *format;
 	struct tool_need needs[TOOL_MAX_NEEDS];
 	int nneeds;

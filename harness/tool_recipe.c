@@ -50,7 +50,7 @@ const char tool_builtin_recipes[] =
 	"needs binary bpftrace\n"
 	"needs root\n";
 
-static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{duration}" };
+static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{pid}", "{duration}" };
 
 struct rparser {
 	const char *file;
@@ -83,14 +83,12 @@ static int check_template(struct rparser *p, const char *cmd)
 		/* a brace of the tool's own syntax (bpftrace's probe body) is no placeholder */
 		if (!e || e - b > 12 || !isalpha((unsigned char)b[1]))
 			continue;
-		if (!strncmp(b, "{pid}", 5))
-			return rerr(p, "{pid}: attaching to a running target is not supported yet "
-				       "(launch it with {cmd})");
-		return rerr(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd} or "
+		return rerr(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid} or "
 			       "{duration})", (int)(e - b + 1), b);
 	}
-	if (!strstr(cmd, "{cmd}") || !strstr(cmd, "{out}"))
-		return rerr(p, "the command needs {cmd} (the target) and {out} (the profile)");
+	if (!!strstr(cmd, "{cmd}") == !!strstr(cmd, "{pid}") || !strstr(cmd, "{out}"))
+		return rerr(p, "the command needs {out} (the profile) and one of {cmd} (launch "
+			       "the target) or {pid} (attach to it)");
 	return 0;
 }
 
@@ -149,13 +147,19 @@ static int parse_line(struct rparser *p, struct tool *t, const char *key, char *
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
 			return rerr(p, "unknown clock '%s' (expected cpu or wall)", arg);
 		t->as_sampler.clock = !strcmp(arg, "wall") ? SB_CLOCK_WALL : SB_CLOCK_CPU;
+	} else if (!strcmp(key, "attach")) {
+		char *end;
+		double v = strtod(arg, &end);
+		if (end == arg || *end || !(v >= 0 && v <= 60))
+			return rerr(p, "attach takes seconds, 0..60 (not '%s')", arg);
+		t->attach_s = v;
 	} else if (!strcmp(key, "has")) {
 		return parse_has(p, t, arg);
 	} else if (!strcmp(key, "needs")) {
 		return parse_needs(p, t, arg);
 	} else {
 		return rerr(p, "unknown key '%s' (expected tool, describe, command, format, clock, "
-			       "has or needs)", key);
+			       "attach, has or needs)", key);
 	}
 	return 0;
 }
@@ -175,6 +179,7 @@ static int start_tool(struct rparser *p, struct tool *t, const char *name)
 	t->as_sampler.description = t->description;
 	t->as_sampler.clock = SB_CLOCK_CPU;
 	t->as_sampler.flags = SB_SAMPLER_EXTERNAL;
+	t->attach_s = 1;
 	return 0;
 }
 

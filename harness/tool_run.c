@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/export.h"
@@ -26,7 +28,7 @@
 #define MAPS_MAX (4u << 20)
 
 struct tool_paths {
-	char dir[256], truth[300], out[300], log[300], self[512];
+	char dir[256], truth[300], out[300], log[300], pidfile[300], self[512];
 };
 
 /* Appends word to buf as one shell word, quoted only when it has to be (so that a recipe
@@ -60,52 +62,75 @@ static void append_word(char *buf, size_t len, const char *word)
 	buf[u < len ? u : len - 1] = 0;
 }
 
-/* The recipe's template with its placeholders filled. Returns 0, or -1 when too long. */
-static int expand(const struct tool *t, const struct run_spec *spec, const struct tool_paths *p,
-		  char *buf, size_t len)
+/* The target's command line: `sampbench target` of spec, its truth into p->truth; with
+ * --pid-file and --wait when the tool attaches to it. */
+struct target_argv {
+	char threads[16], dur[32], seed[32];
+	const char *argv[16];
+	int argc;
+};
+
+static void target_argv(struct target_argv *a, const struct run_spec *spec,
+			const struct tool_paths *p, int attach)
 {
-	char cmd[1536] = "", out[320] = "", hz[32], dur[32], threads[16], seed[32];
+	snprintf(a->threads, sizeof(a->threads), "%d", spec->threads);
+	snprintf(a->dur, sizeof(a->dur), "%g", spec->duration_s);
+	snprintf(a->seed, sizeof(a->seed), "%" PRIu64, spec->seed);
+	const char *words[] = { p->self, "target", spec->workload->name, "-t", a->threads, "-d",
+				a->dur, "--seed", a->seed, "--truth", p->truth, "--pid-file",
+				p->pidfile, "--wait" };
+	a->argc = attach ? 14 : 11;
+	for (int i = 0; i < a->argc; i++)
+		a->argv[i] = words[i];
+	a->argv[a->argc] = NULL;
+}
+
+/* The recipe's template with its placeholders filled ({pid}: the attached target's).
+ * Returns 0, or -1 when too long. */
+static int expand(const struct tool *t, const struct run_spec *spec, const struct tool_paths *p,
+		  pid_t pid, char *buf, size_t len)
+{
+	char cmd[1536] = "", out[320] = "", hz[32], pids[16];
+	struct target_argv ta;
 
 	snprintf(hz, sizeof(hz), "%g", spec->hz);
-	snprintf(dur, sizeof(dur), "%g", spec->duration_s);
-	snprintf(threads, sizeof(threads), "%d", spec->threads);
-	snprintf(seed, sizeof(seed), "%" PRIu64, spec->seed);
-	const char *words[] = { p->self, "target", spec->workload->name, "-t", threads, "-d", dur,
-				"--seed", seed, "--truth", p->truth };
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		append_word(cmd, sizeof(cmd), words[i]);
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	target_argv(&ta, spec, p, 0);
+	for (int i = 0; i < ta.argc; i++)
+		append_word(cmd, sizeof(cmd), ta.argv[i]);
 	append_word(out, sizeof(out), p->out);
 
 	const struct { const char *key, *value; } subs[] = {
-		{ "{hz}", hz }, { "{duration}", dur }, { "{cmd}", cmd }, { "{out}", out },
+		{ "{hz}", hz }, { "{duration}", ta.dur }, { "{cmd}", cmd }, { "{out}", out },
+		{ "{pid}", pids },
 	};
-	size_t u = 0;
+	size_t nsubs = sizeof(subs) / sizeof(subs[0]), u = 0;
 	for (const char *c = t->command; *c;) {
 		size_t k = 0;
-		while (k < sizeof(subs) / sizeof(subs[0]) &&
-		       strncmp(c, subs[k].key, strlen(subs[k].key)))
+		while (k < nsubs && strncmp(c, subs[k].key, strlen(subs[k].key)))
 			k++;
-		const char *piece = k < sizeof(subs) / sizeof(subs[0]) ? subs[k].value : c;
-		size_t n = k < sizeof(subs) / sizeof(subs[0]) ? strlen(piece) : 1;
+		const char *piece = k < nsubs ? subs[k].value : c;
+		size_t n = k < nsubs ? strlen(piece) : 1;
 		if (u + n >= len)
 			return -1;
 		memcpy(buf + u, piece, n);
 		u += n;
-		c += k < sizeof(subs) / sizeof(subs[0]) ? strlen(subs[k].key) : 1;
+		c += k < nsubs ? strlen(subs[k].key) : 1;
 	}
 	buf[u] = 0;
 	return 0;
 }
 
-struct shell_arg {
-	const char *cmd, *log;
+struct exec_arg {
+	const char *const *argv; /* argv[0] is the program */
+	const char *log;
 };
 
-/* The child: the command under /bin/sh, its output into the log. Never returns. */
-static void shell_body(void *arg)
+/* The child: argv with its output appended to the log. Never returns. */
+static void exec_body(void *arg)
 {
-	const struct shell_arg *a = arg;
-	int fd = open(a->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	const struct exec_arg *a = arg;
+	int fd = open(a->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 	int null = open("/dev/null", O_RDONLY);
 
 	if (null >= 0)
@@ -114,8 +139,29 @@ static void shell_body(void *arg)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 	}
-	execl("/bin/sh", "sh", "-c", a->cmd, (char *)NULL);
+	execv(a->argv[0], (char *const *)a->argv);
 	_exit(127);
+}
+
+/* Attach mode: starts the target waiting for SIGUSR1 and waits (at most 5 s) until its
+ * pid file says its handler is in place. Returns 0, or -1 with why. */
+static int start_waiting_target(struct child *c, const struct exec_arg *arg,
+				const char *pidfile, char *why, size_t len)
+{
+	struct timespec tick = { 0, 10000000 };
+
+	if (child_start(c, 1, exec_body, (void *)arg) != 0) {
+		snprintf(why, len, "cannot start the target: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 500 && access(pidfile, F_OK) != 0; i++)
+		nanosleep(&tick, NULL);
+	if (access(pidfile, F_OK) != 0) {
+		child_kill(c);
+		snprintf(why, len, "the target wrote no pid file within 5 s");
+		return -1;
+	}
+	return 0;
 }
 
 /* The last non-empty line of the log (what a failing tool said last), or "". */
@@ -355,11 +401,84 @@ static void run_set_status(struct sb_run *r, int status, const char *why)
 	snprintf(r->reason, sizeof(r->reason), "%s", why);
 }
 
+/* Why a process that ended with ex is no success, into why; 0 when it is one. */
+static int exit_failure(const char *who, const struct child_exit *ex, double limit,
+			const char *said, char *why, size_t len)
+{
+	if (ex->killed && ex->interrupted)
+		snprintf(why, len, "interrupted");
+	else if (ex->killed)
+		snprintf(why, len, "watchdog: %s did not exit within %.0f s", who, limit);
+	else if (!WIFEXITED(ex->status) || WEXITSTATUS(ex->status) != 0)
+		snprintf(why, len, "%s %s %d: %.120s", who,
+			 WIFEXITED(ex->status) ? "exited with status" : "was killed by signal",
+			 WIFEXITED(ex->status) ? WEXITSTATUS(ex->status) : WTERMSIG(ex->status), said);
+	else
+		return 0;
+	return -1;
+}
+
+/* Runs the recipe's command: it launches the target ({cmd}), or the target is started
+ * here waiting for SIGUSR1 and the command attaches to it ({pid}), and the target is let
+ * go after the recipe's attach time. Returns 0, 1 when the run failed (why says how), -1
+ * when the harness did (fork). */
+static int run_commands(const struct tool *t, const struct run_spec *spec,
+			const struct tool_paths *p, struct sb_run *r, char *why, size_t len)
+{
+	int attach = strstr(t->command, "{pid}") != NULL;
+	char cmd[4096], said[160];
+	struct target_argv ta;
+	struct child target = { .pid = -1 }, tool;
+	struct child_exit ex, tex;
+	int rc = 1;
+	double limit = spec->watchdog_s > 0 ? spec->watchdog_s
+					    : spec->duration_s + fmax(5.0, spec->duration_s) +
+						      TOOL_SLACK_S;
+	struct child_wait_opts wopts = { .timeout_s = limit, .interrupted = &runner_interrupted,
+					 .poll_ns = 10000000u };
+
+	target_argv(&ta, spec, p, 1);
+	struct exec_arg target_arg = { ta.argv, p->log };
+	if (attach && start_waiting_target(&target, &target_arg, p->pidfile, why, len) != 0)
+		return 1;
+	if (expand(t, spec, p, target.pid, cmd, sizeof(cmd)) != 0) {
+		snprintf(why, len, "the expanded command is too long");
+		goto fail_target;
+	}
+	const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
+	struct exec_arg tool_arg = { sh, p->log };
+	if (child_start(&tool, 1, exec_body, &tool_arg) != 0) {
+		rc = -1;
+		goto fail_target;
+	}
+	if (attach) {
+		struct timespec d = { (time_t)t->attach_s,
+				      (long)((t->attach_s - (double)(time_t)t->attach_s) * 1e9) };
+		while (nanosleep(&d, &d) != 0 && errno == EINTR && !runner_interrupted)
+			;
+		kill(target.pid, SIGUSR1);
+		child_wait(&target, &wopts, &tex);
+	}
+	child_wait(&tool, &wopts, &ex);
+	child_add_rusage_stats(r, &ex.ru);
+	last_log_line(p->log, said, sizeof(said));
+	if (exit_failure("the tool's command", &ex, limit, said, why, len) != 0 ||
+	    (attach && exit_failure("the target", &tex, limit, said, why, len) != 0))
+		return 1;
+	return 0;
+fail_target:
+	if (attach) {
+		child_kill(&target);
+		child_wait(&target, &wopts, &tex);
+	}
+	return rc;
+}
+
 int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 	     struct sb_run *r)
 {
 	struct tool_paths p = { 0 };
-	char why[SB_REASON_LEN] = "", said[160], cmd[4096];
+	char why[SB_REASON_LEN] = "";
 	const char *tmp = getenv("TMPDIR");
 	int have_dir = 0;
 
@@ -385,39 +504,13 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 	snprintf(p.truth, sizeof(p.truth), "%s/truth", p.dir);
 	snprintf(p.out, sizeof(p.out), "%s/profile", p.dir);
 	snprintf(p.log, sizeof(p.log), "%s/log", p.dir);
-	if (expand(t, spec, &p, cmd, sizeof(cmd)) != 0) {
-		run_set_status(r, SB_RUN_FAILED, "the expanded command is too long");
-		goto out;
-	}
-
-	struct shell_arg arg = { cmd, p.log };
-	struct child child;
-	struct child_exit ex;
-	double limit = spec->watchdog_s > 0 ? spec->watchdog_s
-					    : spec->duration_s + fmax(5.0, spec->duration_s) +
-						      TOOL_SLACK_S;
-	struct child_wait_opts wopts = { .timeout_s = limit, .interrupted = &runner_interrupted,
-					 .poll_ns = 10000000u };
-	if (child_start(&child, 1, shell_body, &arg) != 0) {
+	snprintf(p.pidfile, sizeof(p.pidfile), "%s/pid", p.dir);
+	int ran = run_commands(t, spec, &p, r, why, sizeof(why));
+	if (ran < 0) {
 		remove_dir(p.dir);
 		return -1;
 	}
-	child_wait(&child, &wopts, &ex);
-	child_add_rusage_stats(r, &ex.ru);
-	last_log_line(p.log, said, sizeof(said));
-	if (ex.killed) {
-		if (ex.interrupted)
-			snprintf(why, sizeof(why), "interrupted");
-		else
-			snprintf(why, sizeof(why), "watchdog: the tool did not exit within %.0f s",
-				 limit);
-		run_set_status(r, SB_RUN_FAILED, why);
-		goto out;
-	}
-	if (!WIFEXITED(ex.status) || WEXITSTATUS(ex.status) != 0) {
-		snprintf(why, sizeof(why), "the tool's command %s %d: %.120s",
-			 WIFEXITED(ex.status) ? "exited with status" : "was killed by signal",
-			 WIFEXITED(ex.status) ? WEXITSTATUS(ex.status) : WTERMSIG(ex.status), said);
+	if (ran > 0) {
 		run_set_status(r, SB_RUN_FAILED, why);
 		goto out;
 	}

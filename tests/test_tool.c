@@ -5,7 +5,7 @@
  * balanced (2 threads, 1 s) stores a run whose rate is within 0.8..1.2 of the target's
  * true CPU time, whose thread shares are within 0.1 (TVD) of the true ones, whose stacks
  * name the sample's own thread (misattributed_fraction <= 0.01), and whose class the gate
- * reads as the recipe's. */
+ * reads as the recipe's; and so does perf attached by {pid} to a target that waits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +49,8 @@ static void test_recipe_errors(void **state)
 		const char *text, *want;
 	} cases[] = {
 		{ "tool x\ncommand a {cmd} {out}\nformat nope\n", "f:3: unknown format 'nope'" },
-		{ "tool x\ncommand a {cmd} {pid} {out}\nformat folded\n", "f:2: {pid}" },
+		{ "tool x\ncommand a {cmd} {pid} {out}\nformat folded\n", "f:2: the command needs" },
+		{ "tool x\nattach soon\n", "f:2: attach takes seconds" },
 		{ "tool x\ncommand a {cmd} {outt}\nformat folded\n", "f:2: unknown placeholder" },
 		{ "tool x\ncommand a {cmd}\nformat folded\n", "f:2: the command needs" },
 		{ "tool x\nformat folded\n", "f:1: tool 'x' has no command" },
@@ -143,42 +144,65 @@ static void test_failing_tool_failed(void **state)
 	sbrun_free_runs(runs, n);
 }
 
-static void test_perf_record_scored(void **state)
+/* `run --tool TOOL` on balanced, 2 threads, 1 s, judged as a working perf must be; skipped
+ * where the tool is not available. */
+static void perf_scored(const char *tool, const char *name)
 {
 	char h5[600];
 	struct sb_run *runs = NULL;
 	size_t n = 0;
-	(void)state;
 
-	snprintf(h5, sizeof(h5), "%s/perf.h5", sbrun_dir);
-	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", "perf-record", "-w", "balanced",
-					      "-t", "2", "-d", "1", "-q", "-o", h5),
+	snprintf(h5, sizeof(h5), "%s/%s.h5", sbrun_dir, name);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", tool, "-w", "balanced",
+						       "-t", "2", "-d", "1", "-q", "-o", h5),
 				    h5, &runs, &n), 0);
 	assert_int_equal(n, 1);
 	struct sb_run *r = &runs[0];
-	assert_string_equal(r->sampler, "perf-record");
+	assert_string_equal(r->sampler, name);
 	if (r->status == SB_RUN_SKIPPED) {
-		fprintf(stderr, "test_perf_record_scored: skipped: %s\n", r->reason);
+		fprintf(stderr, "%s: skipped: %s\n", name, r->reason);
 		sbrun_free_runs(runs, n);
 		skip();
 	}
 	if (r->status != SB_RUN_OK)
-		fail_msg("perf-record run failed: %s", r->reason);
+		fail_msg("%s run failed: %s", name, r->reason);
 	assert_int_equal(r->nthread_rows, 2);
 	if (!(r->metrics.rate_accuracy >= 0.8 && r->metrics.rate_accuracy <= 1.2))
-		fail_msg("rate_accuracy %.3f outside 0.8..1.2", r->metrics.rate_accuracy);
+		fail_msg("%s: rate_accuracy %.3f outside 0.8..1.2", name, r->metrics.rate_accuracy);
 	if (!(r->metrics.thread_tvd <= 0.1))
-		fail_msg("thread_tvd %.3f above 0.1", r->metrics.thread_tvd);
+		fail_msg("%s: thread_tvd %.3f above 0.1", name, r->metrics.thread_tvd);
 	/* balanced's leaves name their slot: perf's tid and stack agree */
 	if (!(r->metrics.misattributed_fraction <= 0.01))
-		fail_msg("misattributed_fraction %.3f above 0.01", r->metrics.misattributed_fraction);
+		fail_msg("%s: misattributed_fraction %.3f above 0.01", name,
+			 r->metrics.misattributed_fraction);
 
 	struct gate_class cls;
-	gate_class_of("perf-record", runs, n, &cls);
+	gate_class_of(name, runs, n, &cls);
 	assert_int_equal(cls.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
 	assert_int_equal(cls.tick_driven, 0);
 	assert_string_equal(cls.source, "declared by the tool's recipe");
 	sbrun_free_runs(runs, n);
+}
+
+static void test_perf_record_scored(void **state)
+{
+	(void)state;
+	perf_scored("perf-record", "perf-record");
+}
+
+/* The same perf attached by pid to a target that waits for it ({pid}, `attach`). */
+static void test_perf_attach_scored(void **state)
+{
+	char recipe[600], h5[600];
+	(void)state;
+
+	write_recipe("attach", "tool perf-attach\n"
+		     "command perf record -q -e cpu-clock -F {hz} --call-graph fp -p {pid} "
+		     "-o {out}.data && perf script -i {out}.data "
+		     "-F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+		     "format perf-script\nattach 0.5\nhas thread_ids weights stacks\n"
+		     "needs binary perf\nneeds perf-events\n", recipe, h5);
+	perf_scored(recipe, "perf-attach");
 }
 
 int main(void)
@@ -190,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable_tool_skipped),
 		cmocka_unit_test(test_failing_tool_failed),
 		cmocka_unit_test(test_perf_record_scored),
+		cmocka_unit_test(test_perf_attach_scored),
 	};
 	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
 }
