@@ -494,8 +494,14 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 		return 0;
 	}
 	snprintf(p.dir, sizeof(p.dir), "%s/sbtool.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	/* the target is this binary (Linux: macOS has no /proc, and no tool recipe yet) */
 	ssize_t sl = readlink("/proc/self/exe", p.self, sizeof(p.self) - 1);
-	if (sl <= 0 || (size_t)sl >= sizeof(p.self) - 1 || !mkdtemp(p.dir)) {
+	if (sl <= 0 || (size_t)sl >= sizeof(p.self) - 1) {
+		snprintf(why, sizeof(why), "cannot find this program's path: %s", strerror(errno));
+		run_set_status(r, SB_RUN_FAILED, why);
+		return 0;
+	}
+	if (!mkdtemp(p.dir)) {
 		snprintf(why, sizeof(why), "cannot make the scratch directory: %s", strerror(errno));
 		run_set_status(r, SB_RUN_FAILED, why);
 		return 0;

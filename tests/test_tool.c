@@ -102,46 +102,41 @@ static void test_run_bad_recipe(void **state)
 	assert_int_not_equal(access(h5, F_OK), 0);
 }
 
-/* A tool whose binary is missing: a skipped run with the reason, exit 0. */
-static void test_unavailable_tool_skipped(void **state)
+/* A tool missing here is a skipped run with the reason (exit 0); a command that fails is a
+ * failed run with its exit status and last line (exit 1). */
+static void test_skipped_and_failed_tools(void **state)
 {
-	char recipe[600], h5[600];
-	struct sb_run *runs = NULL;
-	size_t n = 0;
+	static const struct {
+		const char *name, *text;
+		int exit, status;
+		const char *reason;
+	} cases[] = {
+		{ "missing", "# a tool nobody has\ntool nosuch\n"
+		  "command nosuch-profiler -o {out} {cmd}\nformat folded\n"
+		  "needs binary nosuch-profiler\n",
+		  0, SB_RUN_SKIPPED, "nosuch-profiler not found on PATH" },
+		{ "failing", "tool failing\n"
+		  "command sh -c 'echo cannot profile here >&2; exit 3' {cmd} {out}\n"
+		  "format folded\n",
+		  1, SB_RUN_FAILED, "the tool's command exited with status 3: cannot profile here" },
+	};
 	(void)state;
 
-	write_recipe("missing", "# a tool nobody has\ntool nosuch\n"
-		     "command nosuch-profiler -o {out} {cmd}\nformat folded\n"
-		     "needs binary nosuch-profiler\n", recipe, h5);
-	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced",
-						       "-q", "-o", h5), h5, &runs, &n), 0);
-	assert_int_equal(n, 1);
-	assert_string_equal(runs[0].sampler, "nosuch");
-	assert_int_equal(runs[0].status, SB_RUN_SKIPPED);
-	assert_string_equal(runs[0].reason, "nosuch-profiler not found on PATH");
-	sbrun_free_runs(runs, n);
-}
-
-/* A tool's command that fails: a failed run with its status and last words, exit 1. */
-static void test_failing_tool_failed(void **state)
-{
-	char recipe[600], h5[600], msg[512];
-	struct sb_host host;
-	struct sb_run *runs = NULL;
-	size_t n = 0;
-	(void)state;
-
-	write_recipe("failing", "tool failing\n"
-		     "command sh -c 'echo cannot profile here >&2; exit 3' {cmd} {out}\n"
-		     "format folded\n", recipe, h5);
-	assert_int_equal(sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced", "-q",
-						  "-o", h5), NULL, 0, NULL, 0), 1);
-	assert_int_equal(h5_read(h5, &host, &runs, &n, 1, msg, sizeof(msg)), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(runs[0].status, SB_RUN_FAILED);
-	assert_string_equal(runs[0].reason,
-			    "the tool's command exited with status 3: cannot profile here");
-	sbrun_free_runs(runs, n);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char recipe[600], h5[600], msg[512];
+		struct sb_host host;
+		struct sb_run *runs = NULL;
+		size_t n = 0;
+		write_recipe(cases[i].name, cases[i].text, recipe, h5);
+		assert_int_equal(sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced",
+							  "-q", "-o", h5), NULL, 0, NULL, 0),
+				 cases[i].exit);
+		assert_int_equal(h5_read(h5, &host, &runs, &n, 1, msg, sizeof(msg)), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(runs[0].status, cases[i].status);
+		assert_string_equal(runs[0].reason, cases[i].reason);
+		sbrun_free_runs(runs, n);
+	}
 }
 
 /* `run --tool TOOL` on balanced, 2 threads, 1 s, judged as a working perf must be; skipped
@@ -200,7 +195,7 @@ static void test_perf_attach_scored(void **state)
 		     "command perf record -q -e cpu-clock -F {hz} --call-graph fp -p {pid} "
 		     "-o {out}.data && perf script -i {out}.data "
 		     "-F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
-		     "format perf-script\nattach 0.5\nhas thread_ids weights stacks\n"
+		     "format perf-script\nattach 1\nhas thread_ids weights stacks\n"
 		     "needs binary perf\nneeds perf-events\n", recipe, h5);
 	perf_scored(recipe, "perf-attach");
 }
@@ -211,8 +206,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_recipes),
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_run_bad_recipe),
-		cmocka_unit_test(test_unavailable_tool_skipped),
-		cmocka_unit_test(test_failing_tool_failed),
+		cmocka_unit_test(test_skipped_and_failed_tools),
 		cmocka_unit_test(test_perf_record_scored),
 		cmocka_unit_test(test_perf_attach_scored),
 	};
