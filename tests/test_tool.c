@@ -139,6 +139,23 @@ static void test_skipped_and_failed_tools(void **state)
 	}
 }
 
+/* `list` names each built-in tool, and why it cannot run here when it cannot. */
+static void test_list_shows_tools(void **state)
+{
+	char out[16384];
+	(void)state;
+
+	assert_int_equal(sbrun(sbrun_binary, ARGS("list"), out, sizeof(out), NULL, 0), 0);
+	const char *tools = strstr(out, "\ntools:\n");
+	assert_non_null(tools);
+	assert_non_null(strstr(tools, "\n  perf-record "));
+	assert_non_null(strstr(tools, "\n  gperftools-cpuprofile "));
+	const char *bt = strstr(tools, "\n  bpftrace ");
+	assert_non_null(bt);
+	if (access("/usr/bin/bpftrace", X_OK) != 0 && access("/usr/sbin/bpftrace", X_OK) != 0)
+		assert_non_null(strstr(bt, "[not here: bpftrace not found on PATH]"));
+}
+
 /* `run --tool TOOL` on balanced, 2 threads, 1 s, judged as a working perf must be; skipped
  * where the tool is not available. */
 static void perf_scored(const char *tool, const char *name)
@@ -207,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_run_bad_recipe),
 		cmocka_unit_test(test_skipped_and_failed_tools),
+		cmocka_unit_test(test_list_shows_tools),
 		cmocka_unit_test(test_perf_record_scored),
 		cmocka_unit_test(test_perf_attach_scored),
 	};
