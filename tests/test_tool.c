@@ -5,7 +5,9 @@
  * balanced (2 threads, 1 s) stores a run whose rate is within 0.8..1.2 of the target's
  * true CPU time, whose thread shares are within 0.1 (TVD) of the true ones, whose stacks
  * name the sample's own thread (misattributed_fraction <= 0.01), and whose class the gate
- * reads as the recipe's; and so does perf attached by {pid} to a target that waits. */
+ * reads as the recipe's; and so does perf attached by {pid} to a target that waits.
+ * gperftools through CPUPROFILE counts within the same bounds and its relocated addresses
+ * give function shares within 0.15 (TVD), thread metrics NaN. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +219,43 @@ static void test_perf_attach_scored(void **state)
 	perf_scored(recipe, "perf-attach");
 }
 
+/* gperftools through CPUPROFILE on hotspot: no thread ids (thread metrics NaN), its
+ * addresses relocated from the target's maps and named here, so function shares are
+ * measured. */
+static void test_gperftools_cpuprofile_scored(void **state)
+{
+	char h5[600];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	(void)state;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* the sanitizer runtime refuses a library preloaded ahead of it */
+	fprintf(stderr, "gperftools-cpuprofile: skipped: a sanitizer build\n");
+	skip();
+#endif
+	snprintf(h5, sizeof(h5), "%s/cpuprofile.h5", sbrun_dir);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", "gperftools-cpuprofile",
+						       "-w", "hotspot", "-t", "2", "-d", "1", "-q",
+						       "-o", h5), h5, &runs, &n), 0);
+	assert_int_equal(n, 1);
+	struct sb_run *r = &runs[0];
+	if (r->status == SB_RUN_SKIPPED) {
+		fprintf(stderr, "gperftools-cpuprofile: skipped: %s\n", r->reason);
+		sbrun_free_runs(runs, n);
+		skip();
+	}
+	if (r->status != SB_RUN_OK)
+		fail_msg("gperftools-cpuprofile run failed: %s", r->reason);
+	if (!(r->metrics.rate_accuracy >= 0.8 && r->metrics.rate_accuracy <= 1.2))
+		fail_msg("rate_accuracy %.3f outside 0.8..1.2", r->metrics.rate_accuracy);
+	if (!(r->metrics.function_tvd <= 0.15))
+		fail_msg("function_tvd %.3f above 0.15", r->metrics.function_tvd);
+	assert_true(isnan(r->metrics.thread_tvd));
+	assert_true(isnan(r->metrics.misattributed_fraction));
+	sbrun_free_runs(runs, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_list_shows_tools),
 		cmocka_unit_test(test_perf_record_scored),
 		cmocka_unit_test(test_perf_attach_scored),
+		cmocka_unit_test(test_gperftools_cpuprofile_scored),
 	};
 	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
 }
