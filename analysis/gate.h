@@ -168,6 +168,10 @@ struct gate_class {
 	char source[96]; /* where the class came from, for the verdict */
 };
 
+/* The sb_sampler_caps bit named `name` (thread_ids, weights, stacks, stop_latency,
+ * suspend_window, process_wide) into *cap. Returns 0, or -1 for an unknown name. */
+int gate_cap_find(const char *name, unsigned *cap);
+
 /* Fills cls for runs[0..n) of one sampler (the first ok run decides). */
 void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 		   struct gate_class *cls);

@@ -27,11 +27,14 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 				r = &runs[i];
 	cls->clock = r ? r->clock : s ? (int)s->clock : SB_CLOCK_CPU;
 	double caps = r ? run_stat(r, "class_caps") : NAN;
-	if (!isnan(caps)) { /* a plugin: what it declared through the ABI (sampler/plugin.c) */
+	if (!isnan(caps)) { /* a plugin (sampler/plugin.c) or a tool (harness/tool_run.c):
+			    * what it declared */
 		double abi = run_stat(r, "class_abi");
 		cls->caps = (unsigned)caps & 0xffffu;
 		cls->tick_driven = ((unsigned)caps >> 16) & 1;
-		if (abi == 1)
+		if (!isnan(run_stat(r, "class_recipe")))
+			snprintf(cls->source, sizeof(cls->source), "declared by the tool's recipe");
+		else if (abi == 1)
 			snprintf(cls->source, sizeof(cls->source), "plugin ABI 1: v1 defaults assumed "
 				 "(thread_ids, weights, stacks, per-thread)");
 		else

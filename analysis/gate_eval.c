@@ -141,9 +141,11 @@ static long metric_needs(const char *m)
 {
 	static const struct { const char *prefix; long cap; } needs[] = {
 		{ "thread_tvd", SB_CAP_THREAD_IDS },  { "wall_thread_tvd", SB_CAP_THREAD_IDS },
-		{ "magnitude_error", SB_CAP_WEIGHTS }, { "misattributed_fraction", SB_CAP_STACKS },
-		{ "stack_correct_fraction", SB_CAP_STACKS }, { "function_tvd", SB_CAP_STACKS },
-		{ "function_misfit", SB_CAP_STACKS },
+		{ "magnitude_error", SB_CAP_WEIGHTS },
+		/* a sample's slot against its stack's: both (a tool's recipe may claim one) */
+		{ "misattributed_fraction", SB_CAP_STACKS | SB_CAP_THREAD_IDS },
+		{ "stack_correct_fraction", SB_CAP_STACKS | SB_CAP_THREAD_IDS },
+		{ "function_tvd", SB_CAP_STACKS }, { "function_misfit", SB_CAP_STACKS },
 		{ "truncated_fraction", SB_CAP_STACKS }, { "offcpu_sample_fraction", SB_CAP_STACKS },
 		{ "stop_latency_", SB_CAP_STOP_LATENCY }, { "suspend_window_", SB_CAP_SUSPEND_WINDOW },
 		{ "overhead", -1 }, { "sampler_cpu_", -1 }, { "offcpu_true", -1 },
@@ -308,10 +310,12 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "not measured: no sampler of this "
 					 "file gives it on %s (%s:%d)", c->workload, cfg->name, b->line);
-			} else if (need > 0 && !(c->cls.caps & (unsigned long)need)) {
+			} else if (need > 0 && (c->cls.caps & (unsigned long)need) != (unsigned long)need) {
+				unsigned long miss = (unsigned long)need & ~(unsigned long)c->cls.caps;
 				k->state = GATE_NA;
 				snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
-					 "%s (%s:%d)", c->sampler, cap_name(need), cfg->name, b->line);
+					 "%s (%s:%d)", c->sampler, cap_name((long)(miss & -miss)),
+					 cfg->name, b->line);
 			} else if (!cell_sampled(cur, c)) {
 				/* a fraction of samples has no value without samples; whether
 				 * none was right is the counting rules' question (rate_accuracy,

@@ -24,6 +24,16 @@ const struct gate_cap_name gate_cap_names[GATE_NCAPS] = {
 	{ "stop_latency", SB_CAP_STOP_LATENCY }, { "suspend_window", SB_CAP_SUSPEND_WINDOW },
 };
 
+int gate_cap_find(const char *name, unsigned *cap)
+{
+	for (size_t i = 0; i < GATE_NCAPS; i++)
+		if (!strcmp(name, gate_cap_names[i].name)) {
+			*cap = gate_cap_names[i].cap;
+			return 0;
+		}
+	return -1;
+}
+
 /* Cell-level counts that budgets can name like metrics. */
 static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs" };
 #define NPSEUDO ARRAY_SIZE(pseudo_metrics)
@@ -167,10 +177,8 @@ static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
 		if (c->lhs == V_SCOPE && strcmp(rhs, "process") && strcmp(rhs, "thread"))
 			return cerr(p, "unknown scope '%s' (expected process or thread)", rhs);
 		if (c->lhs == V_HAS) {
-			int known = !strcmp(rhs, "tick");
-			for (size_t i = 0; i < GATE_NCAPS && !known; i++)
-				known = !strcmp(rhs, gate_cap_names[i].name);
-			if (!known)
+			unsigned cap;
+			if (strcmp(rhs, "tick") && gate_cap_find(rhs, &cap) != 0)
 				return cerr(p, "unknown capability '%s' (expected thread_ids, weights, "
 					       "stacks, stop_latency, suspend_window or tick)", rhs);
 		}

@@ -2,6 +2,7 @@
  * format table and detection (see import.h). */
 #include "analysis/import.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -310,4 +311,54 @@ fail:
 	run_free(r);
 	memset(r, 0, sizeof(*r));
 	return -1;
+}
+
+unsigned char *import_read_file(const char *path, size_t max, size_t *len, char *err,
+				size_t errlen)
+{
+	int is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap > max) {
+				snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
+				goto fail;
+			}
+			cap = cap ? 2 * cap : 1 << 16;
+			unsigned char *q = realloc(buf, cap + 1);
+			if (!q) {
+				snprintf(err, errlen, "out of memory reading '%s'", path);
+				goto fail;
+			}
+			buf = q;
+		}
+		size_t k = fread(buf + n, 1, cap - n, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (n > max) {
+		snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
+		goto fail;
+	}
+	if (!is_stdin)
+		fclose(f);
+	*len = n;
+	return buf;
+fail:
+	if (!is_stdin)
+		fclose(f);
+	free(buf);
+	return NULL;
 }

@@ -86,6 +86,11 @@ extern const size_t import_nformats;
 const struct import_format *import_detect(const unsigned char *buf, size_t len);
 const struct import_format *import_format_find(const char *name);
 
+/* Reads path whole ("-": standard input), refusing more than max bytes. Returns the
+ * malloc'd bytes (the caller frees them) and *len, or NULL with one line in err. */
+unsigned char *import_read_file(const char *path, size_t max, size_t *len, char *err,
+				size_t errlen);
+
 /* Reads buf[0..len) as fmt into *r (zeroed first). Returns 0, or -1 with one line in err;
  * r is then empty. The caller frees r with run_free. */
 int import_buffer(const struct import_format *fmt, const unsigned char *buf, size_t len,

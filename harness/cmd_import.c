@@ -39,58 +39,6 @@ const struct opt cmd_import_options[] = {
 	OPT_END(),
 };
 
-/* Reads path whole, refusing more than max bytes. Returns the malloc'd bytes or NULL with
- * one line in err. */
-static unsigned char *read_file(const char *path, size_t max, size_t *len, char *err,
-				size_t errlen)
-{
-	int is_stdin = strcmp(path, "-") == 0;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	unsigned char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!f) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap > max) {
-				snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
-				goto fail;
-			}
-			cap = cap ? 2 * cap : 1 << 16;
-			unsigned char *q = realloc(buf, cap + 1);
-			if (!q) {
-				snprintf(err, errlen, "out of memory reading '%s'", path);
-				goto fail;
-			}
-			buf = q;
-		}
-		size_t k = fread(buf + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (n > max) {
-		snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
-		goto fail;
-	}
-	if (!is_stdin)
-		fclose(f);
-	*len = n;
-	return buf;
-fail:
-	if (!is_stdin)
-		fclose(f);
-	free(buf);
-	return NULL;
-}
-
 /* `sampbench import`: see usage_text. */
 int cmd_import(int argc, char **argv)
 {
@@ -118,7 +66,7 @@ int cmd_import(int argc, char **argv)
 		       "gperftools)", env.format);
 		return SB_EXIT_USAGE;
 	}
-	if (!(buf = read_file(input, fmt ? fmt->max_bytes : IMPORT_MAX_FILE, &len, err,
+	if (!(buf = import_read_file(input, fmt ? fmt->max_bytes : IMPORT_MAX_FILE, &len, err,
 			      sizeof(err)))) {
 		sb_err("%s", err);
 		return SB_EXIT_USAGE;

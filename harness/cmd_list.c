@@ -1,8 +1,9 @@
-/* cmd_list.c - `sampbench list`: the samplers and workloads. */
+/* cmd_list.c - `sampbench list`: the samplers, workloads and built-in tools. */
 #include <stdio.h>
 #include <string.h>
 
 #include "harness/cli.h"
+#include "harness/tool.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
 
@@ -14,7 +15,8 @@ static const char *clock_name(enum sb_clock c)
 static const char list_usage[] =
 	"usage: sampbench list\n"
 	"\n"
-	"Lists samplers (name, clock, notes) and workloads.\n"
+	"Lists samplers (name, clock, notes), workloads and the built-in tools (run --tool;\n"
+	"docs/tools.md), each tool with why it cannot run here when it cannot.\n"
 	"\n";
 
 const struct opt cmd_list_options[] = {
@@ -22,7 +24,7 @@ const struct opt cmd_list_options[] = {
 	OPT_END(),
 };
 
-/* Prints the samplers (name, clock, description, notes) and the workloads. */
+/* Prints the samplers (name, clock, description, notes), the workloads and the tools. */
 int cmd_list(int argc, char **argv)
 {
 	int first = opt_parse("list", cmd_list_options, argc, argv, 0);
@@ -52,5 +54,24 @@ int cmd_list(int argc, char **argv)
 	printf("workloads:\n");
 	for (size_t i = 0; workload_at(i); i++)
 		printf("  %-16s %s\n", workload_at(i)->name, workload_at(i)->description);
+	struct tool tools[TOOL_MAX];
+	size_t n = 0;
+	char err[256];
+	if (tool_recipes_parse(tool_builtin_recipes, "built-in recipes", tools, TOOL_MAX, &n, err,
+			       sizeof(err)) != 0) {
+		sb_err("%s", err);
+		return SB_EXIT_FAIL;
+	}
+	printf("tools:\n");
+	for (size_t i = 0; i < n; i++) {
+		char why[SB_REASON_LEN] = "", notes[SB_REASON_LEN + 16] = "";
+		if (tools[i].as_sampler.flags & SB_SAMPLER_TICK_DRIVEN)
+			strcat(notes, " [tick]");
+		if (tool_available(&tools[i], why, sizeof(why)) != 0)
+			snprintf(notes + strlen(notes), sizeof(notes) - strlen(notes),
+				 " [not here: %s]", why);
+		printf("  %-22s %-4s %s%s\n", tools[i].name, clock_name(tools[i].as_sampler.clock),
+		       tools[i].description, notes);
+	}
 	return SB_EXIT_OK;
 }

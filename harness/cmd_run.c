@@ -4,20 +4,25 @@
 
 #include "harness/cli.h"
 #include "harness/session.h"
+#include "harness/tool.h"
 #include "sampler/plugin.h"
 
 #define SB_MAX_HZ 20000.0
 #define SB_MAX_LIST 32
 
 static const char run_usage[] =
-	"usage: sampbench run --sampler S[,S...] --workload W[,W...] -o FILE.h5 [options]\n"
+	"usage: sampbench run --sampler S[,S...] [--tool T[,T...]] --workload W[,W...] -o FILE.h5\n"
+	"                     [options]\n"
 	"\n"
 	"Runs each sampler on each workload, every run in its own child process, and writes\n"
-	"the samples, truth and metrics to FILE.h5. Prints one line per run.\n"
+	"the samples, truth and metrics to FILE.h5. Prints one line per run. A tool (a\n"
+	"profiler that is a program: docs/tools.md) runs `sampbench target` under its recipe's\n"
+	"command and is scored from the profile it writes, beside the samplers.\n"
 	"\n";
 
 static struct env {
 	const char *samplers;
+	const char *tools;
 	const char *workloads;
 	long threads;
 	double hz;
@@ -51,6 +56,9 @@ static int split_list(char *s, char **out, int max)
 const struct opt cmd_run_options[] = {
 	OPT_STRING('s', "sampler", &env.samplers, "LIST",
 		   "samplers, comma separated (see 'sampbench list')"),
+	OPT_STRING('T', "tool", &env.tools, "LIST",
+		   "tools, comma separated: perf-record, gperftools-cpuprofile, bpftrace\n"
+		   "or a recipe file ./NAME.recipe (docs/tools.md)"),
 	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
 	OPT_INTEGER('t', "threads", &env.threads, "N", 1, SB_MAX_THREADS,
 		    "workload threads, 1..64 (default 4)"),
@@ -84,11 +92,46 @@ static int parse_args(int argc, char **argv)
 		return -1;
 	if (opt_operands("run", argv, first, argc, 0, 0, "") != 0)
 		return -1;
-	if (!env.samplers || !env.workloads || !env.out) {
+	if ((!env.samplers && !env.tools) || !env.workloads || !env.out) {
 		sb_err("missing %s (see 'sampbench run --help')",
-		       !env.samplers ? "--sampler" : !env.workloads ? "--workload" : "-o FILE.h5");
+		       !env.samplers && !env.tools ? "--sampler or --tool"
+		       : !env.workloads ? "--workload" : "-o FILE.h5");
 		return -1;
 	}
+	return 0;
+}
+
+static struct tool tools[TOOL_MAX];
+static size_t ntools;
+
+/* A tool's spec runs under its recipe, a sampler's in the runner's child. */
+static int run_one(void *arg, size_t i, const struct run_spec *spec, int64_t id,
+		   struct sb_run *r)
+{
+	(void)arg;
+	(void)i;
+	for (size_t k = 0; k < ntools; k++)
+		if (spec->sampler == &tools[k].as_sampler)
+			return tool_run(&tools[k], spec, id, r);
+	return runner_run(spec, id, r);
+}
+
+/* Fills tools[] from the comma list s. Returns 0, or -1 after one line on stderr. */
+static int resolve_tools(char *s)
+{
+	char *names[TOOL_MAX], err[512];
+	int n = split_list(s, names, TOOL_MAX);
+
+	ntools = 0;
+	if (n <= 0) {
+		sb_err("tool list is empty or longer than %d", TOOL_MAX);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (tool_resolve(names[i], tools, TOOL_MAX, &ntools, err, sizeof(err)) != 0) {
+			sb_err("%s", err);
+			return -1;
+		}
 	return 0;
 }
 
@@ -97,9 +140,9 @@ int cmd_run(int argc, char **argv)
 	char *snames[SB_MAX_LIST], *wnames[SB_MAX_LIST];
 	const struct sampler *samplers[SB_MAX_LIST];
 	const struct workload *workloads[SB_MAX_LIST];
-	char *slist = NULL, *wlist = NULL;
+	char *slist = NULL, *wlist = NULL, *tlist = NULL;
 	struct run_spec *specs = NULL;
-	int rc = SB_EXIT_USAGE, ns, nw;
+	int rc = SB_EXIT_USAGE, ns = 0, nw;
 
 	int p = parse_args(argc, argv);
 	if (p > 0) {
@@ -110,14 +153,16 @@ int cmd_run(int argc, char **argv)
 	if (p < 0)
 		return SB_EXIT_USAGE;
 
-	slist = strdup(env.samplers);
+	slist = strdup(env.samplers ? env.samplers : "");
 	wlist = strdup(env.workloads);
 	if (!slist || !wlist)
 		goto cleanup;
-	ns = split_list(slist, snames, SB_MAX_LIST);
+	if (env.tools && (!(tlist = strdup(env.tools)) || resolve_tools(tlist) != 0))
+		goto cleanup;
+	ns = env.samplers ? split_list(slist, snames, SB_MAX_LIST) : 0;
 	nw = split_list(wlist, wnames, SB_MAX_LIST);
-	if (ns <= 0 || nw <= 0) {
-		sb_err("%s list is empty or longer than %d", ns <= 0 ? "sampler" : "workload",
+	if ((env.samplers && ns <= 0) || nw <= 0 || ns + (int)ntools > SB_MAX_LIST) {
+		sb_err("%s list is empty or longer than %d", nw <= 0 ? "workload" : "sampler",
 		       SB_MAX_LIST);
 		goto cleanup;
 	}
@@ -139,6 +184,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
+	for (size_t t = 0; t < ntools; t++)
+		samplers[ns++] = &tools[t].as_sampler;
 	size_t n = (size_t)ns * (size_t)nw * (size_t)env.reps, j = 0;
 	specs = calloc(n, sizeof(*specs));
 	if (!specs) {
@@ -161,11 +208,13 @@ int cmd_run(int argc, char **argv)
 					.idle_skip = env.idle_skip,
 					.rt_priority = !env.no_rt,
 				};
-	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet };
+	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet,
+				   .run = run_one };
 	rc = session_run(&so, specs, n, NULL, NULL);
 cleanup:
 	free(specs);
 	free(slist);
 	free(wlist);
+	free(tlist);
 	return rc;
 }

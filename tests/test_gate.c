@@ -528,6 +528,11 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 		ref->metrics.suspend_window_p50_ns = 10e3;
 		set_class(add_run(cur_runs, &ncur, "claims-all", "churn", 2, 100, i),
 			  SB_CAP_THREAD_IDS | SB_CAP_STACKS | SB_CAP_SUSPEND_WINDOW, 2);
+		/* stacks without thread ids (a tool whose format has none, gperftools'): a
+		 * sample's slot cannot be checked against its stack */
+		struct sb_run *st = add_run(cur_runs, &ncur, "stacks-only", "balanced", 2, 100, i);
+		set_class(st, SB_CAP_STACKS, 2);
+		st->nsamples = 40;
 		/* hotspot: nobody's leaf names a thread, misattributed is undefined there */
 		add_run(cur_runs, &ncur, "ctimer", "hotspot", 2, 100, i)->metrics.suspend_window_p50_ns = 10e3;
 	}
@@ -552,8 +557,11 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 			assert_int_equal(res.checks[i].state, GATE_NA);
 			assert_non_null(strstr(res.checks[i].reason, "no samples in any run"));
 		}
+	k = find_budget_line(&res, "stacks-only", "misattributed_fraction", 0);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "not measured: stacks-only does not claim thread_ids"));
 	assert_int_equal(res.failed, 2);
-	assert_int_equal(res.na, 4);
+	assert_int_equal(res.na, 6);
 	gate_result_free(&res);
 }
 

@@ -20,9 +20,8 @@
 #include <unistd.h>
 
 #include "analysis/import.h"
+#include "tests/support/sbrun.h"
 
-static char bin[512];
-static char dir[] = "/tmp/sbtarget.XXXXXX";
 
 struct slot {
 	int index, tid;
@@ -50,30 +49,14 @@ static int read_truth(const char *path, struct slot *s)
 	return n;
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	const char *b = getenv("BUILD");
-	snprintf(bin, sizeof(bin), "%s/sampbench", b && *b ? b : "build");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	char cmd[700];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static void test_truth(void **state)
 {
 	(void)state;
 	char cmd[2048], truth[600];
 	struct slot s[64];
 
-	snprintf(truth, sizeof(truth), "%s/truth.txt", dir);
-	snprintf(cmd, sizeof(cmd), "%s target skewed -t 2 -d 0.4 --truth %s", bin, truth);
+	snprintf(truth, sizeof(truth), "%s/truth.txt", sbrun_dir);
+	snprintf(cmd, sizeof(cmd), "%s target skewed -t 2 -d 0.4 --truth %s", sbrun_binary, truth);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(read_truth(truth, s), 2);
 	for (int i = 0; i < 2; i++) {
@@ -91,11 +74,11 @@ static void test_wait(void **state)
 {
 	(void)state;
 	char pidfile[600], truth[600];
-	snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
-	snprintf(truth, sizeof(truth), "%s/wait.txt", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", sbrun_dir);
+	snprintf(truth, sizeof(truth), "%s/wait.txt", sbrun_dir);
 	pid_t child = fork();
 	if (child == 0) {
-		execl(bin, bin, "target", "balanced", "-t", "1", "-d", "0.1", "--wait",
+		execl(sbrun_binary, sbrun_binary, "target", "balanced", "-t", "1", "-d", "0.1", "--wait",
 		      "--pid-file", pidfile, "--truth", truth, (char *)NULL);
 		_exit(127);
 	}
@@ -124,10 +107,10 @@ static void test_usage(void **state)
 {
 	(void)state;
 	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "%s target nosuch 2>/dev/null", bin);
+	snprintf(cmd, sizeof(cmd), "%s target nosuch 2>/dev/null", sbrun_binary);
 	int st = system(cmd);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-	snprintf(cmd, sizeof(cmd), "%s target skewed --wait --delay 1 2>/dev/null", bin);
+	snprintf(cmd, sizeof(cmd), "%s target skewed --wait --delay 1 2>/dev/null", sbrun_binary);
 	st = system(cmd);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
 }
@@ -140,13 +123,13 @@ static void test_perf_scored(void **state)
 	char cmd[4096], truth[600], data[600], text[600];
 	struct slot s[64];
 
-	snprintf(truth, sizeof(truth), "%s/perf-truth.txt", dir);
-	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	snprintf(text, sizeof(text), "%s/perf.txt", dir);
+	snprintf(truth, sizeof(truth), "%s/perf-truth.txt", sbrun_dir);
+	snprintf(data, sizeof(data), "%s/perf.data", sbrun_dir);
+	snprintf(text, sizeof(text), "%s/perf.txt", sbrun_dir);
 	snprintf(cmd, sizeof(cmd),
 		 "perf record -q -F 499 -g -o %s -- %s target skewed -t 2 -d 1 --truth %s "
 		 ">/dev/null 2>&1 && perf script -i %s >%s 2>/dev/null",
-		 data, bin, truth, data, text);
+		 data, sbrun_binary, truth, data, text);
 	if (access("/usr/bin/perf", X_OK) != 0 || system(cmd) != 0) {
 		fprintf(stderr, "test_perf_scored: skipped: perf record not available here\n");
 		skip();
@@ -181,5 +164,5 @@ int main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_perf_scored),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
 }

@@ -118,3 +118,25 @@ void sbrun_free_runs(struct sb_run *runs, size_t n)
 		run_free(&runs[i]);
 	free(runs);
 }
+
+char sbrun_binary[512];
+char sbrun_dir[64];
+
+int sbrun_group_setup(void **state)
+{
+	const char *b = getenv("BUILD");
+
+	(void)state;
+	snprintf(sbrun_binary, sizeof(sbrun_binary), "%s/sampbench", b && *b ? b : "build");
+	snprintf(sbrun_dir, sizeof(sbrun_dir), "/tmp/sbtest.XXXXXX");
+	return mkdtemp(sbrun_dir) ? 0 : -1;
+}
+
+int sbrun_group_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sbrun_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}

@@ -23,6 +23,14 @@ pid_t sbrun_start(const char *bin, const char *const *args);
 /* Waits for pid. Returns its exit status, 128 + signal, or -1. */
 int sbrun_wait(pid_t pid);
 
+/* A test group's fixture (cmocka group setup and teardown): sbrun_binary is the
+ * sampbench binary under $BUILD (default build/), sbrun_dir a fresh scratch directory,
+ * removed with what it holds at teardown. Return 0 or -1. */
+extern char sbrun_binary[512];
+extern char sbrun_dir[64];
+int sbrun_group_setup(void **state);
+int sbrun_group_teardown(void **state);
+
 struct sb_run;
 /* Runs `bin args...` (a command writing the results file h5) and reads h5's runs into
  * *runs and *n (free them with sbrun_free_runs). Returns 0, or -1 after one line on

@@ -1,0 +1,65 @@
+/* tool.h - profilers that are programs (perf record, gperftools through CPUPROFILE,
+ * bpftrace), scored from the profile they write. Each is described by a recipe, text in
+ * the format of docs/tools.md: the command that runs `sampbench target` under the tool, the
+ * importer that reads its output, its class for the gate, and what it needs to run here.
+ * `sampbench run --tool NAME` runs it beside the samplers, into the same file (issue 24). */
+#ifndef SB_TOOL_H
+#define SB_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/import.h"
+#include "core/run.h"
+#include "harness/runner.h"
+#include "sampler/sampler.h"
+
+#define TOOL_MAX 16        /* tools one `run` takes, built-in and from files together */
+#define TOOL_MAX_NEEDS 8
+#define TOOL_CMD_LEN 1024
+
+enum tool_need_kind { NEED_BINARY, NEED_FILE, NEED_ROOT, NEED_PERF_EVENTS };
+
+struct tool_need {
+	enum tool_need_kind kind;
+	char arg[256]; /* the binary or the file */
+};
+
+struct tool {
+	/* What `run`, the session and the gate see: name, clock, flags (external, tick
+	 * driven), caps. No start or stop: tool_run runs it. */
+	struct sampler as_sampler;
+	char name[SB_NAME_LEN];
+	char description[128];
+	char command[TOOL_CMD_LEN]; /* the template, {hz} {out} {cmd} {pid} {duration} */
+	double attach_s;            /* {pid}: the target starts this long after the command */
+	const struct import_format *format;
+	struct tool_need needs[TOOL_MAX_NEEDS];
+	int nneeds;
+};
+
+/* The built-in recipes (perf-record, gperftools-cpuprofile, bpftrace) as recipe text. */
+extern const char tool_builtin_recipes[];
+
+/* Parses recipe text (named file in errors) into out[*n ..max), advancing *n. Returns 0,
+ * or -1 with one line "file:line: message" in err. */
+int tool_recipes_parse(const char *text, const char *file, struct tool *out, size_t max,
+		       size_t *n, char *err, size_t errlen);
+
+/* Adds the tools `spec` names to out[*n ..max): a built-in name, or a recipe file (a name
+ * with a '/' or ending in ".recipe": every tool in it). Returns 0, or -1 with one line in
+ * err (unknown name, unreadable file, syntax error, too many tools). */
+int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char *err,
+		 size_t errlen);
+
+/* 0 when everything t needs is here; else -1 with why (one line). */
+int tool_available(const struct tool *t, char *why, size_t len);
+
+/* Runs spec's workload as `sampbench target` under t's command and scores the profile it
+ * wrote against the target's truth into r (as runner_run: r owns its arrays; an
+ * unavailable tool is a skipped run, a failing one a failed run with the reason). Returns
+ * 0 when r holds a record, -1 when the harness itself failed. */
+int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
+	     struct sb_run *r);
+
+#endif

@@ -1,0 +1,375 @@
+/* tool_recipe.c - tool recipes (tool.h, docs/tools.md): the built-in ones, the parser of
+ * the recipe format, `--tool NAME|FILE` resolution and the availability checks. */
+#include "harness/tool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/gate.h"
+#include "core/command_path.h"
+#include "core/config_error.h"
+#include "core/util.h"
+#include "harness/cli.h"
+
+#define RECIPE_MAX_TEXT (1 << 20)
+
+/* Each recipe is what a user would write in a file of their own (docs/tools.md). */
+const char tool_builtin_recipes[] =
+	"tool perf-record\n"
+	"describe perf record, cpu-clock, frame-pointer call graphs, read through perf script\n"
+	"command perf record -q -e cpu-clock -F {hz} --call-graph fp -o {out}.data -- {cmd} && "
+	"perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+	"format perf-script\n"
+	"clock cpu\n"
+	"has thread_ids weights stacks\n"
+	"needs binary perf\n"
+	"needs perf-events\n"
+	"\n"
+	"tool gperftools-cpuprofile\n"
+	"describe gperftools' libprofiler preloaded into the target, started by CPUPROFILE\n"
+	"command env CPUPROFILE={out} CPUPROFILE_FREQUENCY={hz} "
+	"LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libprofiler.so.0 {cmd}\n"
+	"format gperftools\n"
+	"clock cpu\n"
+	"has process_wide weights stacks tick\n"
+	"needs file /usr/lib/x86_64-linux-gnu/libprofiler.so.0\n"
+	"\n"
+	"tool bpftrace\n"
+	"describe bpftrace profile:hz, the thread id and user stack of each sample\n"
+	"command bpftrace -q -o {out} -e 'profile:hz:{hz} /pid == cpid/ { "
+	"printf(\"%s %d/%d %llu.%09llu: 1 profile:\\n%s\\n\", comm, pid, tid, "
+	"nsecs / 1000000000, nsecs % 1000000000, ustack(perf)); }' -c '{cmd}'\n"
+	"format perf-script\n"
+	"clock cpu\n"
+	"has thread_ids stacks\n"
+	"needs binary bpftrace\n"
+	"needs root\n";
+
+static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{pid}", "{duration}" };
+
+struct rparser {
+	const char *file;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+static int rerr(struct rparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rerr(struct rparser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_config_verr(p->err, p->errlen, p->file, p->line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Every {...} of the template is a known placeholder, and {cmd} and {out} are there. */
+static int check_template(struct rparser *p, const char *cmd)
+{
+	for (const char *b = strchr(cmd, '{'); b; b = strchr(b + 1, '{')) {
+		const char *e = strchr(b, '}');
+		int known = 0;
+		for (size_t i = 0; e && i < ARRAY_SIZE(placeholders) && !known; i++)
+			known = strncmp(b, placeholders[i], strlen(placeholders[i])) == 0;
+		if (known)
+			continue;
+		/* a brace of the tool's own syntax (bpftrace's probe body) is no placeholder */
+		if (!e || e - b > 12 || !isalpha((unsigned char)b[1]))
+			continue;
+		return rerr(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid} or "
+			       "{duration})", (int)(e - b + 1), b);
+	}
+	if (!!strstr(cmd, "{cmd}") == !!strstr(cmd, "{pid}") || !strstr(cmd, "{out}"))
+		return rerr(p, "the command needs {out} (the profile) and one of {cmd} (launch "
+			       "the target) or {pid} (attach to it)");
+	return 0;
+}
+
+static int parse_needs(struct rparser *p, struct tool *t, char *arg)
+{
+	char *what = strtok(arg, " \t"), *rest = strtok(NULL, " \t");
+
+	if (t->nneeds == TOOL_MAX_NEEDS)
+		return rerr(p, "more than %d needs", TOOL_MAX_NEEDS);
+	struct tool_need *n = &t->needs[t->nneeds];
+	if (what && (!strcmp(what, "binary") || !strcmp(what, "file"))) {
+		if (!rest || strtok(NULL, " \t") || strlen(rest) >= sizeof(n->arg))
+			return rerr(p, "'needs %s' takes one name", what);
+		n->kind = !strcmp(what, "binary") ? NEED_BINARY : NEED_FILE;
+		snprintf(n->arg, sizeof(n->arg), "%s", rest);
+	} else if (what && !rest && (!strcmp(what, "root") || !strcmp(what, "perf-events"))) {
+		n->kind = !strcmp(what, "root") ? NEED_ROOT : NEED_PERF_EVENTS;
+	} else {
+		return rerr(p, "unknown need '%s' (expected binary NAME, file PATH, root or "
+			       "perf-events)", what ? what : "");
+	}
+	t->nneeds++;
+	return 0;
+}
+
+static int parse_has(struct rparser *p, struct tool *t, char *arg)
+{
+	for (char *w = strtok(arg, " \t"); w; w = strtok(NULL, " \t")) {
+		unsigned cap;
+		if (!strcmp(w, "tick"))
+			t->as_sampler.flags |= SB_SAMPLER_TICK_DRIVEN;
+		else if (gate_cap_find(w, &cap) == 0)
+			t->as_sampler.caps |= cap;
+		else
+			return rerr(p, "unknown capability '%s' (expected thread_ids, weights, "
+				       "stacks, stop_latency, suspend_window, process_wide or tick)", w);
+	}
+	return 0;
+}
+
+/* One "key value" line of the tool t. */
+static int parse_line(struct rparser *p, struct tool *t, const char *key, char *arg)
+{
+	if (!strcmp(key, "describe")) {
+		snprintf(t->description, sizeof(t->description), "%s", arg);
+	} else if (!strcmp(key, "command")) {
+		if (strlen(arg) >= sizeof(t->command))
+			return rerr(p, "command longer than %zu bytes", sizeof(t->command) - 1);
+		snprintf(t->command, sizeof(t->command), "%s", arg);
+		return check_template(p, arg);
+	} else if (!strcmp(key, "format")) {
+		if (!(t->format = import_format_find(arg)))
+			return rerr(p, "unknown format '%s' (pprof, perf-script, folded, speedscope, "
+				       "firefox or gperftools)", arg);
+	} else if (!strcmp(key, "clock")) {
+		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
+			return rerr(p, "unknown clock '%s' (expected cpu or wall)", arg);
+		t->as_sampler.clock = !strcmp(arg, "wall") ? SB_CLOCK_WALL : SB_CLOCK_CPU;
+	} else if (!strcmp(key, "attach")) {
+		char *end;
+		double v = strtod(arg, &end);
+		if (end == arg || *end || !(v >= 0 && v <= 60))
+			return rerr(p, "attach takes seconds, 0..60 (not '%s')", arg);
+		t->attach_s = v;
+	} else if (!strcmp(key, "has")) {
+		return parse_has(p, t, arg);
+	} else if (!strcmp(key, "needs")) {
+		return parse_needs(p, t, arg);
+	} else {
+		return rerr(p, "unknown key '%s' (expected tool, describe, command, format, clock, "
+			       "attach, has or needs)", key);
+	}
+	return 0;
+}
+
+static int start_tool(struct rparser *p, struct tool *t, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len >= sizeof(t->name) || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+					"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
+		return rerr(p, "bad tool name '%s' (letters, digits, '_', '.', '-')", name);
+	if (sampler_find(name))
+		return rerr(p, "tool name '%s' is a sampler's", name);
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->as_sampler.name = t->name;
+	t->as_sampler.description = t->description;
+	t->as_sampler.clock = SB_CLOCK_CPU;
+	t->as_sampler.flags = SB_SAMPLER_EXTERNAL;
+	t->attach_s = 1;
+	return 0;
+}
+
+static int end_tool(struct rparser *p, const struct tool *t, int line)
+{
+	p->line = line;
+	if (!t->command[0] || !t->format)
+		return rerr(p, "tool '%s' has no %s", t->name, !t->command[0] ? "command" : "format");
+	return 0;
+}
+
+int tool_recipes_parse(const char *text, const char *file, struct tool *out, size_t max,
+		       size_t *n, char *err, size_t errlen)
+{
+	struct rparser p = { file, 0, err, errlen };
+	char *copy = strdup(text), *save = NULL;
+	struct tool *t = NULL;
+	int tool_line = 0, rc = -1;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* strtok_r skips empty lines, so count newlines to keep line numbers right */
+	for (char *s = copy, *nl; s; s = nl ? nl + 1 : NULL) {
+		nl = strchr(s, '\n');
+		if (nl)
+			*nl = 0;
+		p.line++;
+		while (isspace((unsigned char)*s))
+			s++;
+		size_t len = strlen(s);
+		while (len && isspace((unsigned char)s[len - 1]))
+			s[--len] = 0;
+		if (!*s || *s == '#')
+			continue;
+		char *key = strtok_r(s, " \t", &save), *arg = strtok_r(NULL, "", &save);
+		while (arg && isspace((unsigned char)*arg))
+			arg++;
+		if (!arg || !*arg) {
+			rerr(&p, "'%s' without a value", key);
+			goto cleanup;
+		}
+		if (!strcmp(key, "tool")) {
+			int here = p.line;
+			if (t && end_tool(&p, t, tool_line) != 0)
+				goto cleanup;
+			p.line = here;
+			for (size_t i = 0; i < *n; i++)
+				if (!strcmp(out[i].name, arg)) {
+					rerr(&p, "tool '%s' given twice", arg);
+					goto cleanup;
+				}
+			if (*n == max) {
+				rerr(&p, "more than %zu tools", max);
+				goto cleanup;
+			}
+			t = &out[(*n)++];
+			tool_line = p.line;
+			if (start_tool(&p, t, arg) != 0)
+				goto cleanup;
+		} else if (!t) {
+			rerr(&p, "'%s' before the first 'tool NAME' line", key);
+			goto cleanup;
+		} else if (parse_line(&p, t, key, arg) != 0) {
+			goto cleanup;
+		}
+	}
+	if (!t) {
+		p.line = 1;
+		rerr(&p, "no 'tool NAME' line");
+		goto cleanup;
+	}
+	rc = end_tool(&p, t, tool_line);
+cleanup:
+	free(copy);
+	return rc;
+}
+
+static char *read_text(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot read recipe '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	text = malloc(RECIPE_MAX_TEXT + 1);
+	size_t len = text ? fread(text, 1, RECIPE_MAX_TEXT + 1, f) : 0;
+	if (!text || ferror(f) || len > RECIPE_MAX_TEXT || memchr(text, 0, len)) {
+		snprintf(err, errlen, "recipe '%s' is not a readable text file under 1 MiB", path);
+		free(text);
+		text = NULL;
+	} else {
+		text[len] = 0;
+	}
+	fclose(f);
+	return text;
+}
+
+int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char *err,
+		 size_t errlen)
+{
+	size_t len = strlen(spec);
+
+	if (strchr(spec, '/') || (len > 7 && !strcmp(spec + len - 7, ".recipe"))) {
+		char *text = read_text(spec, err, errlen);
+		if (!text)
+			return -1;
+		int rc = tool_recipes_parse(text, spec, out, max, n, err, errlen);
+		free(text);
+		return rc;
+	}
+	struct tool builtin[TOOL_MAX];
+	size_t nb = 0;
+	if (tool_recipes_parse(tool_builtin_recipes, "built-in recipes", builtin, TOOL_MAX, &nb,
+			       err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < nb; i++) {
+		if (strcmp(builtin[i].name, spec))
+			continue;
+		for (size_t k = 0; k < *n; k++)
+			if (!strcmp(out[k].name, spec)) {
+				snprintf(err, errlen, "tool '%s' given twice", spec);
+				return -1;
+			}
+		if (*n == max) {
+			snprintf(err, errlen, "more than %zu tools", max);
+			return -1;
+		}
+		out[*n] = builtin[i];
+		/* the copy's own strings, not the stack's */
+		out[*n].as_sampler.name = out[*n].name;
+		out[*n].as_sampler.description = out[*n].description;
+		(*n)++;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown tool '%s' (perf-record, gperftools-cpuprofile, bpftrace, "
+		 "or a recipe file: ./NAME.recipe)", spec);
+	return -1;
+}
+
+/* kernel.perf_event_paranoid, or 99 when unreadable */
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = 99;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 99;
+		fclose(f);
+	}
+	return v;
+}
+
+int tool_available(const struct tool *t, char *why, size_t len)
+{
+	for (int i = 0; i < t->nneeds; i++) {
+		const struct tool_need *n = &t->needs[i];
+		switch (n->kind) {
+		case NEED_BINARY:
+			if (!command_runnable(n->arg)) {
+				snprintf(why, len, "%s not found on PATH", n->arg);
+				return -1;
+			}
+			break;
+		case NEED_FILE:
+			if (access(n->arg, R_OK) != 0) {
+				snprintf(why, len, "cannot read %s: %s", n->arg, strerror(errno));
+				return -1;
+			}
+			break;
+		case NEED_ROOT:
+			if (geteuid() != 0) {
+				snprintf(why, len, "needs root");
+				return -1;
+			}
+			break;
+		case NEED_PERF_EVENTS: {
+			/* a process's own children, user and kernel: <= 1, or root */
+			int v = perf_paranoid();
+			if (geteuid() != 0 && v > 1) {
+				snprintf(why, len, "perf_event_paranoid is %d (needs <= 1, or root)", v);
+				return -1;
+			}
+			break;
+		}
+		}
+	}
+	return 0;
+}

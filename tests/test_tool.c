@@ -1,0 +1,272 @@
+/* test_tool.c - tools run from recipes (harness/tool.h, docs/tools.md): the built-in
+ * recipes parse; a recipe with a mistake is one "file:line: message" and `run` exits 2 on
+ * it; a tool missing here is a skipped run saying why, a failing one a failed run with its
+ * exit status and last line; and, where perf can record, `run --tool perf-record` on
+ * balanced (2 threads, 1 s) stores a run whose rate is within 0.8..1.2 of the target's
+ * true CPU time, whose thread shares are within 0.1 (TVD) of the true ones, whose stacks
+ * name the sample's own thread (misattributed_fraction <= 0.01), and whose class the gate
+ * reads as the recipe's; and so does perf attached by {pid} to a target that waits.
+ * gperftools through CPUPROFILE counts within the same bounds and its relocated addresses
+ * give function shares within 0.15 (TVD), thread metrics NaN. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/gate.h"
+#include "harness/tool.h"
+#include "results/h5io.h"
+#include "tests/support/sbrun.h"
+
+
+static void test_builtin_recipes(void **state)
+{
+	struct tool t[TOOL_MAX];
+	size_t n = 0;
+	char err[512] = "";
+	(void)state;
+
+	assert_int_equal(tool_recipes_parse(tool_builtin_recipes, "built-in", t, TOOL_MAX, &n, err,
+					    sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(t[0].name, "perf-record");
+	assert_string_equal(t[0].format->name, "perf-script");
+	assert_int_equal(t[0].as_sampler.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
+	assert_string_equal(t[1].name, "gperftools-cpuprofile");
+	assert_true(t[1].as_sampler.flags & SB_SAMPLER_TICK_DRIVEN);
+	assert_false(t[1].as_sampler.caps & SB_CAP_THREAD_IDS);
+}
+
+/* Each mistake is refused with its line. */
+static void test_recipe_errors(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "tool x\ncommand a {cmd} {out}\nformat nope\n", "f:3: unknown format 'nope'" },
+		{ "tool x\ncommand a {cmd} {pid} {out}\nformat folded\n", "f:2: the command needs" },
+		{ "tool x\nattach soon\n", "f:2: attach takes seconds" },
+		{ "tool x\ncommand a {cmd} {outt}\nformat folded\n", "f:2: unknown placeholder" },
+		{ "tool x\ncommand a {cmd}\nformat folded\n", "f:2: the command needs" },
+		{ "tool x\nformat folded\n", "f:1: tool 'x' has no command" },
+		{ "format folded\n", "f:1: 'format' before" },
+		{ "tool x\nhas wings\n", "f:2: unknown capability 'wings'" },
+		{ "tool x\nneeds magic\n", "f:2: unknown need 'magic'" },
+		{ "tool perf\n", "f:1: tool name 'perf' is a sampler's" },
+		{ "tool x\ncolor red\n", "f:2: unknown key 'color'" },
+		{ "# nothing\n", "f:1: no 'tool NAME' line" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tool t[2];
+		size_t n = 0;
+		char err[512] = "";
+		assert_int_equal(tool_recipes_parse(cases[i].text, "f", t, 2, &n, err, sizeof(err)),
+				 -1);
+		if (strncmp(err, cases[i].want, strlen(cases[i].want)))
+			fail_msg("case %zu: '%s', expected '%s...'", i, err, cases[i].want);
+	}
+}
+
+/* Writes text to NAME.recipe in the scratch directory; recipe and h5 (600 bytes each)
+ * get its path and a results file's beside it. */
+static void write_recipe(const char *name, const char *text, char *recipe, char *h5)
+{
+	snprintf(recipe, 600, "%s/%s.recipe", sbrun_dir, name);
+	snprintf(h5, 600, "%s/%s.h5", sbrun_dir, name);
+	FILE *f = fopen(recipe, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* `run --tool FILE` with a syntax error: one line on stderr, exit 2, no file. */
+static void test_run_bad_recipe(void **state)
+{
+	char recipe[600], h5[600], out[4096], err[4096];
+	(void)state;
+
+	write_recipe("bad", "tool mine\ncommand perf record -o {out} -- {cmd}\n"
+		     "format perf-script\nclock cpu wall\n", recipe, h5);
+	int rc = sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced", "-o", h5), out,
+		       sizeof(out), err, sizeof(err));
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "bad.recipe:4: unknown clock 'cpu wall'"));
+	assert_int_equal(strchr(err, '\n') - err + 1, (long)strlen(err));
+	assert_int_not_equal(access(h5, F_OK), 0);
+}
+
+/* A tool missing here is a skipped run with the reason (exit 0); a command that fails is a
+ * failed run with its exit status and last line (exit 1). */
+static void test_skipped_and_failed_tools(void **state)
+{
+	static const struct {
+		const char *name, *text;
+		int exit, status;
+		const char *reason;
+	} cases[] = {
+		{ "missing", "# a tool nobody has\ntool nosuch\n"
+		  "command nosuch-profiler -o {out} {cmd}\nformat folded\n"
+		  "needs binary nosuch-profiler\n",
+		  0, SB_RUN_SKIPPED, "nosuch-profiler not found on PATH" },
+		{ "failing", "tool failing\n"
+		  "command sh -c 'echo cannot profile here >&2; exit 3' {cmd} {out}\n"
+		  "format folded\n",
+		  1, SB_RUN_FAILED, "the tool's command exited with status 3: cannot profile here" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char recipe[600], h5[600], msg[512];
+		struct sb_host host;
+		struct sb_run *runs = NULL;
+		size_t n = 0;
+		write_recipe(cases[i].name, cases[i].text, recipe, h5);
+		assert_int_equal(sbrun(sbrun_binary, ARGS("run", "--tool", recipe, "-w", "balanced",
+							  "-q", "-o", h5), NULL, 0, NULL, 0),
+				 cases[i].exit);
+		assert_int_equal(h5_read(h5, &host, &runs, &n, 1, msg, sizeof(msg)), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(runs[0].status, cases[i].status);
+		assert_string_equal(runs[0].reason, cases[i].reason);
+		sbrun_free_runs(runs, n);
+	}
+}
+
+/* `list` names each built-in tool, and why it cannot run here when it cannot. */
+static void test_list_shows_tools(void **state)
+{
+	char out[16384];
+	(void)state;
+
+	assert_int_equal(sbrun(sbrun_binary, ARGS("list"), out, sizeof(out), NULL, 0), 0);
+	const char *tools = strstr(out, "\ntools:\n");
+	assert_non_null(tools);
+	assert_non_null(strstr(tools, "\n  perf-record "));
+	assert_non_null(strstr(tools, "\n  gperftools-cpuprofile "));
+	const char *bt = strstr(tools, "\n  bpftrace ");
+	assert_non_null(bt);
+	if (access("/usr/bin/bpftrace", X_OK) != 0 && access("/usr/sbin/bpftrace", X_OK) != 0)
+		assert_non_null(strstr(bt, "[not here: bpftrace not found on PATH]"));
+}
+
+/* `run --tool TOOL` on balanced, 2 threads, 1 s, judged as a working perf must be; skipped
+ * where the tool is not available. */
+static void perf_scored(const char *tool, const char *name)
+{
+	char h5[600];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+
+	snprintf(h5, sizeof(h5), "%s/%s.h5", sbrun_dir, name);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", tool, "-w", "balanced",
+						       "-t", "2", "-d", "1", "-q", "-o", h5),
+				    h5, &runs, &n), 0);
+	assert_int_equal(n, 1);
+	struct sb_run *r = &runs[0];
+	assert_string_equal(r->sampler, name);
+	if (r->status == SB_RUN_SKIPPED) {
+		fprintf(stderr, "%s: skipped: %s\n", name, r->reason);
+		sbrun_free_runs(runs, n);
+		skip();
+	}
+	if (r->status != SB_RUN_OK)
+		fail_msg("%s run failed: %s", name, r->reason);
+	assert_int_equal(r->nthread_rows, 2);
+	if (!(r->metrics.rate_accuracy >= 0.8 && r->metrics.rate_accuracy <= 1.2))
+		fail_msg("%s: rate_accuracy %.3f outside 0.8..1.2", name, r->metrics.rate_accuracy);
+	if (!(r->metrics.thread_tvd <= 0.1))
+		fail_msg("%s: thread_tvd %.3f above 0.1", name, r->metrics.thread_tvd);
+	/* balanced's leaves name their slot: perf's tid and stack agree */
+	if (!(r->metrics.misattributed_fraction <= 0.01))
+		fail_msg("%s: misattributed_fraction %.3f above 0.01", name,
+			 r->metrics.misattributed_fraction);
+
+	struct gate_class cls;
+	gate_class_of(name, runs, n, &cls);
+	assert_int_equal(cls.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
+	assert_int_equal(cls.tick_driven, 0);
+	assert_string_equal(cls.source, "declared by the tool's recipe");
+	sbrun_free_runs(runs, n);
+}
+
+static void test_perf_record_scored(void **state)
+{
+	(void)state;
+	perf_scored("perf-record", "perf-record");
+}
+
+/* The same perf attached by pid to a target that waits for it ({pid}, `attach`). */
+static void test_perf_attach_scored(void **state)
+{
+	char recipe[600], h5[600];
+	(void)state;
+
+	write_recipe("attach", "tool perf-attach\n"
+		     "command perf record -q -e cpu-clock -F {hz} --call-graph fp -p {pid} "
+		     "-o {out}.data && perf script -i {out}.data "
+		     "-F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+		     "format perf-script\nattach 1\nhas thread_ids weights stacks\n"
+		     "needs binary perf\nneeds perf-events\n", recipe, h5);
+	perf_scored(recipe, "perf-attach");
+}
+
+/* gperftools through CPUPROFILE on hotspot: no thread ids (thread metrics NaN), its
+ * addresses relocated from the target's maps and named here, so function shares are
+ * measured. */
+static void test_gperftools_cpuprofile_scored(void **state)
+{
+	char h5[600];
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	(void)state;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* the sanitizer runtime refuses a library preloaded ahead of it */
+	fprintf(stderr, "gperftools-cpuprofile: skipped: a sanitizer build\n");
+	skip();
+#endif
+	snprintf(h5, sizeof(h5), "%s/cpuprofile.h5", sbrun_dir);
+	assert_int_equal(sbrun_runs(sbrun_binary, ARGS("run", "--tool", "gperftools-cpuprofile",
+						       "-w", "hotspot", "-t", "2", "-d", "1", "-q",
+						       "-o", h5), h5, &runs, &n), 0);
+	assert_int_equal(n, 1);
+	struct sb_run *r = &runs[0];
+	if (r->status == SB_RUN_SKIPPED) {
+		fprintf(stderr, "gperftools-cpuprofile: skipped: %s\n", r->reason);
+		sbrun_free_runs(runs, n);
+		skip();
+	}
+	if (r->status != SB_RUN_OK)
+		fail_msg("gperftools-cpuprofile run failed: %s", r->reason);
+	if (!(r->metrics.rate_accuracy >= 0.8 && r->metrics.rate_accuracy <= 1.2))
+		fail_msg("rate_accuracy %.3f outside 0.8..1.2", r->metrics.rate_accuracy);
+	if (!(r->metrics.function_tvd <= 0.15))
+		fail_msg("function_tvd %.3f above 0.15", r->metrics.function_tvd);
+	assert_true(isnan(r->metrics.thread_tvd));
+	assert_true(isnan(r->metrics.misattributed_fraction));
+	sbrun_free_runs(runs, n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_builtin_recipes),
+		cmocka_unit_test(test_recipe_errors),
+		cmocka_unit_test(test_run_bad_recipe),
+		cmocka_unit_test(test_skipped_and_failed_tools),
+		cmocka_unit_test(test_list_shows_tools),
+		cmocka_unit_test(test_perf_record_scored),
+		cmocka_unit_test(test_perf_attach_scored),
+		cmocka_unit_test(test_gperftools_cpuprofile_scored),
+	};
+	return cmocka_run_group_tests(tests, sbrun_group_setup, sbrun_group_teardown);
+}
