@@ -11,7 +11,7 @@ V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
         pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
-        python3-h5py python3-numpy python3-matplotlib chromium
+        python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang
 
 ifeq ($(V),1)
 Q :=
@@ -171,7 +171,9 @@ check: deps $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
 ifneq ($(GATE_QUICK),0)
 	@echo "== quick bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md; GATE_QUICK=0 skips)"
 	$(Q)$(BIN) bench --matrix $(MATRIX) --profile quick --force -o $(BUILD)/quick.h5; rc=$$?; \
-	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5
+	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/quick.h5 || exit 1; \
+	skipped=$$($(BIN) show $(BUILD)/quick.h5 | awk '$$7 == "skipped" { print $$2 }' | sort -u); \
+	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 endif
 
 # libFuzzer runs of the cpu profile parser, the results reader and the importers

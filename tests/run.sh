@@ -1,7 +1,9 @@
 #!/bin/sh
 # run.sh [-j N TEST... --] TEST... - runs each cmocka test binary, shows its output, and
-# fails when any fails. Ends with the plain summary line "programs: N passed, N failed". A
-# program may be a script (the fuzz run, the quick budget gate).
+# fails when any fails. Ends with the plain summary line "programs: N passed, N failed,
+# N tests skipped", the skipped tests named above it (cmocka's `[  SKIPPED ] test_x`, a
+# script's `NAME: skipped: WHY` line). A program may be a script (the fuzz run, the quick
+# budget gate).
 # The tests before "--" run N at a time (each one's output is shown whole once it ends):
 # only tests whose assertions hold on a loaded CPU belong there (Makefile CHECK_PARALLEL).
 # The tests after "--" run one at a time, alone on the machine: they time things or judge
@@ -12,6 +14,7 @@
 pass=0
 fail=0
 failed=
+skipped=
 tmp=$(mktemp -d /tmp/sbcheck.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,6 +31,17 @@ run_one() {
 	rc=$?
 	echo "-- $name: $(($(date +%s) - start)) s"
 	return $rc
+}
+
+# skips PROGRAM OUTPUT: adds the tests OUTPUT says were skipped to $skipped
+skips() {
+	prog=$(basename "$1")
+	for t in $(sed -n 's/^\[  SKIPPED \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$2" | sort -u); do
+		skipped="$skipped $prog:$t"
+	done
+	if grep -q '^[A-Za-z0-9_.-]*: skipped: ' "$2"; then
+		skipped="$skipped $prog"
+	fi
 }
 
 tally() {
@@ -74,16 +88,21 @@ if [ -n "$par" ]; then
 	for t in $par; do
 		i=$((i + 1))
 		cat "$tmp/out.$i"
+		skips "$t" "$tmp/out.$i"
 		tally "$t" "$(cat "$tmp/rc.$i" 2>/dev/null || echo 1)"
 	done
 	echo "-- $(echo $par | wc -w) programs, $jobs at a time: $(($(date +%s) - start_par)) s"
 fi
 for t in "$@"; do
-	run_one "$t"
-	tally "$t" $?
+	{ run_one "$t"; echo $? >"$tmp/serial.rc"; } 2>&1 | tee "$tmp/serial.out"
+	skips "$t" "$tmp/serial.out"
+	tally "$t" "$(cat "$tmp/serial.rc")"
 done
 if [ -n "$failed" ]; then
 	echo "failed test programs:$failed"
 fi
-echo "programs: $pass passed, $fail failed"
+if [ -n "$skipped" ]; then
+	echo "skipped tests:$skipped"
+fi
+echo "programs: $pass passed, $fail failed, $(echo $skipped | wc -w) tests skipped"
 [ "$fail" -eq 0 ]

@@ -251,13 +251,13 @@ static int add_count(const struct cpuprofile_record *rec, void *arg)
 	return 0;
 }
 
-/* "Total: N samples" of google-pprof --text, or -1 when pprof is not installed. */
+/* "Total: N samples" of google-pprof --text (make deps installs it: its absence fails). */
 static long pprof_total(const char *const *args, char *out, size_t outlen)
 {
 	char err[4096];
 
 	if (access("/usr/bin/google-pprof", X_OK) != 0)
-		return -1;
+		fail_msg("google-pprof not installed (make deps installs google-perftools)");
 	int rc = run_cmd(out, outlen, err, sizeof(err), args);
 	if (rc != 0)
 		fail_msg("google-pprof failed (%d): %s", rc, err);
