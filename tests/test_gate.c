@@ -352,6 +352,46 @@ static void test_sign_test_budget(void **state)
 	}
 }
 
+/* `worst` budgets judge the cell's worst run: one 40 ms stop in 5 runs fails, naming the
+ * run; the median of the runs would pass it */
+static void test_worst_budget(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms worst\n", "s",
+					   &c2, e, sizeof(e)), 0);
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms sign-test worst\n",
+					   "s", &c2, e, sizeof(e)), -1);
+	assert_non_null(strstr(e, "exclude"));
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms worst\n", "s",
+					   &c2, e, sizeof(e)), 0);
+	static const double ok[] = { 300e3, 420e3, 380e3, 2.5e6, 350e3 };
+	static const double stuck[] = { 300e3, 420e3, 40.2e6, 390e3, 350e3 };
+	for (int pass = 0; pass < 2; pass++) {
+		ncur = 0;
+		for (int i = 0; i < 5; i++)
+			add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i)
+				->metrics.suspend_window_max_ns = pass ? stuck[i] : ok[i];
+		struct gate_side cs = { .path = "cur.h5", .host = &host_b,
+					.runs = cur_runs, .nruns = ncur };
+		assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+		const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
+							"suspend_window_max_ns");
+		assert_non_null(k);
+		if (pass == 0) {
+			assert_int_equal(k->state, GATE_PASS);
+			assert_float_equal(k->current, 2.5e6, 1e-6);
+		} else {
+			assert_int_equal(k->state, GATE_FAIL);
+			assert_float_equal(k->current, 40.2e6, 1e-6);
+			assert_non_null(strstr(k->reason, "worst of 5 runs: run "));
+		}
+		gate_result_free(&res);
+	}
+}
+
 static void test_reference_budget_and_missing_reference(void **state)
 {
 	(void)state;
@@ -1109,6 +1149,7 @@ int main(void)
 		cmocka_unit_test_setup(test_regression_needs_significance_and_effect, setup),
 		cmocka_unit_test_setup(test_budget_conditions_use_host_facts, setup),
 		cmocka_unit_test_setup(test_sign_test_budget, setup),
+		cmocka_unit_test_setup(test_worst_budget, setup),
 		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
 		cmocka_unit_test_setup(test_junit_and_json, setup),
