@@ -1,7 +1,7 @@
 /* defect_short_report.c - test plugin: holds each sampled thread ~1.5 ms in its signal
  * handler but reports a 20 µs suspend window: its account of its stops is a lie the
  * threads' own progress clock sees through.
- * gate-expects: window_report_ratio */
+ * gate-expects: window_unreported_p50_ns */
 #define DEFECT_NAME "defect-short-report"
 #define DEFECT_DESC "DEFECT: keeps threads ~1.5 ms per sample, reports 20 us windows"
 #define DEFECT_CAPS SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS | \
