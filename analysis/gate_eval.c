@@ -150,6 +150,7 @@ static long metric_needs(const char *m)
 		{ "stop_latency_", SB_CAP_STOP_LATENCY }, { "suspend_window_", SB_CAP_SUSPEND_WINDOW },
 		{ "overhead", -1 }, { "sampler_cpu_", -1 }, { "offcpu_true", -1 },
 		{ "eintr_", -1 }, { "short_io_", -1 }, { "interval_", -1 }, { "wall_rate", -1 },
+		{ "window_", SB_CAP_SUSPEND_WINDOW }, { "pause_excess_", -1 },
 	};
 	size_t n = strlen(m);
 	if (n > 12 && !strcmp(m + n - 12, "_floor_ratio"))
@@ -356,8 +357,17 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			continue;
 		}
 		int ok = op_holds(b->op, k->current, limit);
-		char why[96] = "";
-		if (b->sign_test) {
+		char why[200] = "";
+		if (b->worst) {
+			/* a tail: one run over the limit anywhere in the cell is a verdict */
+			const struct sb_run *wr = gate_worst_run(cur, c, b->metric, b->op, &k->current);
+			ok = op_holds(b->op, k->current, limit);
+			if (wr) {
+				char where[160];
+				gate_pause_where(wr, b->metric, where, sizeof(where));
+				snprintf(why, sizeof(why), ", worst of %zu runs: %s", n, where);
+			}
+		} else if (b->sign_test) {
 			/* A noisy timing metric (host stalls land in its tail): the budget fails
 			 * only when the runs are over it more often than chance would make them. */
 			int over = 0;
@@ -368,6 +378,12 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			ok = !(2 * over > (int)n && p < cfg->alpha);
 			k->p = p;
 			snprintf(why, sizeof(why), ", %d of %zu runs over, sign test p=%.3f", over, n, p);
+		}
+		if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
+			    !strcmp(b->metric, "window_unreported_p50_ns"))) {
+			char d[120];
+			gate_window_detail(cur, c, d, sizeof(d));
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
 		}
 		snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
 			 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], lim, why, cfg->name, b->line);

@@ -109,6 +109,19 @@ double sign_test_p(int k, int n);
 int pooled_quantile(const struct gate_side *side, const struct cell *c, const char *metric,
 		    double alpha, struct pooled *pl);
 int is_pooled_metric(const char *m);
+
+/* --- observed pauses (gate_pauses.c) --- */
+/* The cell's ok run with the worst value of metric (the highest for <= and <, the lowest
+ * for >= and >), its value in *v; NULL (v NaN) when no run has one. */
+const struct sb_run *gate_worst_run(const struct gate_side *side, const struct cell *c,
+				    const char *metric, enum gate_op op, double *v);
+/* Where run r's maximum of a tail metric happened: "run 12, thread 1, 0.73 s into the
+ * run" (suspend_window_max_ns, stop_latency_max_ns, window_observed_max_ns, pause_max_ns;
+ * "run 12" alone when the file was read without samples). */
+void gate_pause_where(const struct sb_run *r, const char *metric, char *buf, size_t len);
+/* "observed 1.5ms vs reported 20.0µs (median p50s)" for a cell's window_report_ratio. */
+void gate_window_detail(const struct gate_side *side, const struct cell *c, char *buf,
+			size_t len);
 void regression_checks(const struct gate_config *cfg, const struct gate_side *base,
 		       const struct cell *bc, const struct gate_side *cur,
 		       const struct cell *cc, const struct reg_mode *mode,

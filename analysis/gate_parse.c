@@ -245,7 +245,7 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 			const char *text)
 {
 	if (n < 5)
-		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [sign-test] "
+		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [sign-test|worst] "
 			       "[if COND...]'");
 	if (cfg->nbudgets == GATE_MAX_BUDGETS)
 		return cerr(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
@@ -323,10 +323,16 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		b->sign_test = 1;
 		i++;
 	}
+	if (i < n && !strcmp(tok[i], "worst")) {
+		if (b->sign_test)
+			return cerr(p, "'worst' and 'sign-test' exclude each other");
+		b->worst = 1;
+		i++;
+	}
 	if (i < n) {
 		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'sign-test' or the end of the line, got '%s'",
-				    tok[i]);
+			return cerr(p, "expected 'if', 'floor', 'sign-test', 'worst' or the end of the "
+				       "line, got '%s'", tok[i]);
 		if (++i == n)
 			return cerr(p, "'if' needs a condition");
 		for (; i < n; i++) {

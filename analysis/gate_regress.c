@@ -10,6 +10,7 @@
 
 #include "analysis/metrics.h"
 #include "analysis/mwu.h"
+#include "analysis/pauses.h"
 #include "sampler/sampler.h"
 
 static double bad_change(enum gate_dir dir, double base, double cur)
@@ -33,12 +34,16 @@ double sign_test_p(int k, int n)
 	return p / pow(2.0, n);
 }
 
+#define OBSERVED_WINDOW ((size_t)-1) /* not a field: the sample's observed window */
+
 /* Quantile metrics judged on every sample of a cell pooled over its repetitions. */
 static const struct { const char *metric; size_t field; double q; } pooled_metrics[] = {
 	{ "stop_latency_p50_ns", offsetof(struct sb_sample, stop_latency_ns), 0.5 },
 	{ "stop_latency_p99_ns", offsetof(struct sb_sample, stop_latency_ns), 0.99 },
 	{ "suspend_window_p50_ns", offsetof(struct sb_sample, suspend_window_ns), 0.5 },
 	{ "suspend_window_p99_ns", offsetof(struct sb_sample, suspend_window_ns), 0.99 },
+	{ "window_observed_p50_ns", OBSERVED_WINDOW, 0.5 },
+	{ "window_observed_p99_ns", OBSERVED_WINDOW, 0.99 },
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -92,7 +97,9 @@ int pooled_quantile(const struct gate_side *side, const struct cell *c, const ch
 			/* as metrics.c: a wall sampler's idle non-workload threads are left out */
 			if (r->clock == SB_CLOCK_WALL && r->samples[j].thread_index < 0)
 				continue;
-			double x = *(const double *)((const char *)&r->samples[j] + field);
+			double x = field == OBSERVED_WINDOW
+					   ? pause_observed_window(r, &r->samples[j])
+					   : *(const double *)((const char *)&r->samples[j] + field);
 			if (!isnan(x))
 				v[n++] = x;
 		}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/chisq.h"
+#include "analysis/pauses.h"
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
@@ -351,6 +352,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 			  &m->suspend_window_p50_ns, &m->suspend_window_p99_ns,
 			  &m->suspend_window_max_ns);
 	interval_stats(r, &m->interval_mean_ns, &m->interval_jitter_ns);
+	metrics_pauses(r);
 
 	workload_metrics(r, w, true_alive, true_offcpu);
 

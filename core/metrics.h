@@ -42,7 +42,19 @@
 	X(suspend_window_p50_floor_ratio, "ratio", "suspend_window_p50_ns / host floor p50 (calibration)") \
 	X(suspend_window_p99_floor_ratio, "ratio", "suspend_window_p99_ns / host floor p99 (calibration)") \
 	X(sampler_cpu_per_tick_floor_ratio, "ratio", "sampler_cpu_per_tick_ns / host floor (calibration)") \
-	X(checksum_errors, "count", "work units with a wrong result (corruption)")
+	X(checksum_errors, "count", "work units with a wrong result (corruption)")          \
+	X(pause_p50_ns, "ns", "observed pause median (progress clock)")                   \
+	X(pause_p99_ns, "ns", "observed pause 99th percentile")                           \
+	X(pause_p999_ns, "ns", "observed pause 99.9th percentile")                        \
+	X(pause_max_ns, "ns", "longest observed pause")                                   \
+	X(pause_fraction, "ratio", "sum of observed pauses / compute-phase time")         \
+	X(pause_excess_p99_ns, "ns", "pause_p99_ns - that of `none` (same cell, same file)") \
+	X(pause_excess_fraction, "ratio", "pause_fraction - that of `none` (same cell, same file)") \
+	X(window_observed_p50_ns, "ns", "median observed pause covering a sample with a suspend window") \
+	X(window_observed_p99_ns, "ns", "99th percentile of those observed pauses")       \
+	X(window_observed_max_ns, "ns", "longest of those observed pauses")               \
+	X(window_report_ratio, "ratio", "window_observed_p50_ns / median reported window, same samples") \
+	X(window_unreported_p50_ns, "ns", "median of (observed - reported window) over the same samples")
 
 struct sb_metrics {
 #define X(n, u, d) double n;

@@ -32,6 +32,13 @@ void run_free(struct sb_run *r)
 	free(r->thread_rows);
 	free(r->stats);
 	free(r->symbols);
+	free(r->progress);
+	free(r->pause_hist);
+	free(r->gaps);
+	r->progress = NULL;
+	r->pause_hist = NULL;
+	r->gaps = NULL;
+	r->nprogress = r->npause_hist = r->ngaps = 0;
 	r->samples = NULL;
 	r->frames = NULL;
 	r->thread_rows = NULL;

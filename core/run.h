@@ -29,6 +29,33 @@ struct sb_thread_row {
 	double weight_ns;        /* sum of their weights (NaN when unknown) */
 };
 
+/* The progress clock's account of one workload slot (workloads/progress.c): how long its
+ * threads ran their compute phases and how much of that they were kept from running. */
+struct sb_progress_row {
+	int32_t index;
+	uint64_t active_ns;   /* wall time inside compute phases, between progress ticks */
+	uint64_t steps;       /* progress ticks (unit boundaries) */
+	uint64_t step_ns;     /* the shortest step seen: the thread's own pace */
+	uint64_t pauses;      /* gaps whose excess over step_ns reached SB_PAUSE_MIN_NS */
+	uint64_t pause_ns;    /* their excess, summed */
+	uint64_t logged;      /* pauses offered to the log (rows beyond its room are lost) */
+};
+
+/* One bucket of a slot's pause histogram (core/pausehist.h); only non-empty ones. */
+struct sb_pause_bucket {
+	int32_t index;
+	uint64_t lo_ns, hi_ns; /* the bucket holds pauses in [lo_ns, hi_ns) */
+	uint64_t count;
+};
+
+/* One observed pause with its time: the gap between two progress ticks of a slot. */
+struct sb_gap_row {
+	int32_t index;
+	uint64_t start_ns; /* CLOCK_MONOTONIC of the tick before the gap */
+	uint64_t gap_ns;   /* the whole gap, tick to tick */
+	uint64_t pause_ns; /* its excess over the slot's step: what the thread lost */
+};
+
 struct sb_stat_row {
 	char name[SB_NAME_LEN];
 	double value;
@@ -101,6 +128,13 @@ struct sb_run {
 	size_t nstats;
 	struct sb_symbol *symbols;   /* owned: every distinct frame PC, sorted by pc */
 	size_t nsymbols;
+	/* owned, empty when the workload ran no progress clock (older files, exec, imports) */
+	struct sb_progress_row *progress; /* one per slot that ticked */
+	size_t nprogress;
+	struct sb_pause_bucket *pause_hist; /* non-empty buckets, all slots */
+	size_t npause_hist;
+	struct sb_gap_row *gaps;     /* the pauses logged, by slot then time */
+	size_t ngaps;
 };
 
 /* Stats rows a run made by the harness has room for: a sampler's own counters

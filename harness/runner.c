@@ -52,7 +52,8 @@ static void child_fail(struct run_shared *sh, int status, const char *fmt, const
 }
 
 /* The child: never returns. */
-static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct run_shared *sh)
+static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct run_shared *sh,
+		       struct wl_pauses *pauses)
 {
 	const struct sampler *s = spec->sampler;
 	char why[SB_REASON_LEN] = "";
@@ -73,6 +74,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 		.seed = spec->seed,
 		.param = spec->param,
 		.truth = sh->truth,
+		.pauses = pauses,
 	};
 
 	signal(SIGINT, SIG_DFL);
@@ -113,12 +115,13 @@ struct child_run_arg {
 	const struct run_spec *spec;
 	struct sb_sink *sink;
 	struct run_shared *sh;
+	struct wl_pauses *pauses;
 };
 
 static void child_body(void *p)
 {
 	const struct child_run_arg *a = p;
-	child_main(a->spec, a->sink, a->sh);
+	child_main(a->spec, a->sink, a->sh, a->pauses);
 }
 
 /* Sizes the sink for the worst plausible rate: a wall sampler hits every thread every tick,
@@ -158,13 +161,77 @@ static double steal_ns_now(void)
 	return ns;
 }
 
+/* The progress clock's memory: SB_MAX_THREADS slots, zero (anonymous), MAP_SHARED so the
+ * parent reads what the child's threads wrote; untouched pages cost nothing. NULL when
+ * SB_PROGRESS_CLOCK=0 (measuring the clock's own cost, docs/metrics.md) or on failure. */
+static struct wl_pauses *pauses_map(void)
+{
+	const char *e = getenv("SB_PROGRESS_CLOCK");
+	if (e && !strcmp(e, "0"))
+		return NULL;
+	void *p = mmap(NULL, SB_MAX_THREADS * sizeof(struct wl_pauses), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Copies the slots' progress rows, histogram buckets and logged pauses into r. */
+static int collect_pauses(const struct wl_pauses *pauses, struct sb_run *r)
+{
+	size_t nb = 0, ng = 0;
+
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		const struct wl_pauses *p = &pauses[i];
+		if (!atomic_load(&p->steps))
+			continue;
+		for (unsigned b = 0; b < SB_PAUSE_BUCKETS; b++)
+			nb += atomic_load(&p->hist[b]) != 0;
+		uint64_t lg = atomic_load(&p->logged);
+		ng += lg < WL_PAUSE_LOG ? lg : WL_PAUSE_LOG;
+		r->nprogress++;
+	}
+	r->progress = calloc(r->nprogress + 1, sizeof(*r->progress));
+	r->pause_hist = calloc(nb + 1, sizeof(*r->pause_hist));
+	r->gaps = calloc(ng + 1, sizeof(*r->gaps));
+	if (!r->progress || !r->pause_hist || !r->gaps)
+		return -1;
+	r->nprogress = 0;
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		const struct wl_pauses *p = &pauses[i];
+		if (!atomic_load(&p->steps))
+			continue;
+		uint64_t lg = atomic_load(&p->logged);
+		r->progress[r->nprogress++] = (struct sb_progress_row){
+			.index = i,
+			.active_ns = atomic_load(&p->active_ns),
+			.steps = atomic_load(&p->steps),
+			.step_ns = atomic_load(&p->step_ns),
+			.pauses = atomic_load(&p->pauses),
+			.pause_ns = atomic_load(&p->pause_ns),
+			.logged = lg,
+		};
+		for (unsigned b = 0; b < SB_PAUSE_BUCKETS; b++) {
+			uint32_t c = atomic_load(&p->hist[b]);
+			if (c)
+				r->pause_hist[r->npause_hist++] = (struct sb_pause_bucket){
+					i, sb_pause_bucket_lo(b), sb_pause_bucket_lo(b + 1), c
+				};
+		}
+		for (uint64_t k = 0; k < lg && k < WL_PAUSE_LOG; k++)
+			r->gaps[r->ngaps++] = (struct sb_gap_row){ i, p->log[k].start_ns,
+								   p->log[k].gap_ns,
+								   p->log[k].pause_ns };
+	}
+	return 0;
+}
+
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
-		   const struct run_shared *sh, struct sb_run *r, const struct rusage *ru,
-		   double steal_ns)
+		   const struct run_shared *sh, const struct wl_pauses *pauses, struct sb_run *r,
+		   const struct rusage *ru, double steal_ns)
 {
 	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
-	if (child_collect_sink(r, sink) != 0 || !r->thread_rows || run_alloc_stats(r) != 0)
+	if (child_collect_sink(r, sink) != 0 || !r->thread_rows || run_alloc_stats(r) != 0 ||
+	    (pauses && collect_pauses(pauses, r) != 0))
 		return -1;
 
 	for (int i = 0; i < SB_MAX_THREADS; i++) {
@@ -211,6 +278,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 {
 	struct sb_sink *sink = NULL;
 	struct run_shared *sh = MAP_FAILED;
+	struct wl_pauses *pauses = NULL;
 	size_t ns, nf;
 	int rc = -1;
 
@@ -222,9 +290,10 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	if (!sink || sh == MAP_FAILED)
 		goto cleanup;
 	memset(sh, 0, sizeof(*sh));
+	pauses = pauses_map();
 
 	double steal0 = steal_ns_now();
-	struct child_run_arg arg = { spec, sink, sh };
+	struct child_run_arg arg = { spec, sink, sh, pauses };
 	struct child child;
 	if (child_start(&child, 1, child_body, &arg) != 0)
 		goto cleanup;
@@ -275,7 +344,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	}
 	if (sh->work_end_ns > sh->work_start_ns)
 		r->wall_s = (double)(sh->work_end_ns - sh->work_start_ns) / 1e9;
-	if (collect(spec, sink, sh, r, &ru, steal_ns_now() - steal0) != 0) {
+	if (collect(spec, sink, sh, pauses, r, &ru, steal_ns_now() - steal0) != 0) {
 		run_free(r);
 		goto cleanup;
 	}
@@ -292,6 +361,8 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 cleanup:
 	if (sh != MAP_FAILED)
 		munmap(sh, sizeof(*sh));
+	if (pauses)
+		munmap(pauses, SB_MAX_THREADS * sizeof(*pauses));
 	sink_destroy(sink);
 	return rc;
 }

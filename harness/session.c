@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/metrics.h"
+#include "analysis/pauses.h"
 #include "harness/calibrate.h"
 #include "harness/cli.h"
 #include "harness/host.h"
@@ -184,6 +185,10 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		} else if (r.status == SB_RUN_OK) {
 			r.metrics.overhead = 1.0;
 		}
+		if (r.status == SB_RUN_OK && strcmp(r.sampler, "none") != 0)
+			metrics_pause_excess(&r, done, ndone);
+		else if (r.status == SB_RUN_OK && !isnan(r.metrics.pause_fraction))
+			r.metrics.pause_excess_fraction = r.metrics.pause_excess_p99_ns = 0;
 		if (r.status == SB_RUN_OK)
 			metrics_floor_ratios(&r, &host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
 		if (h5_append_run(f, &r) != 0) {
@@ -204,8 +209,11 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		/* keep metrics and truth, drop the bulky samples */
 		free(r.samples);
 		free(r.frames);
+		free(r.gaps);
 		r.samples = NULL;
 		r.frames = NULL;
+		r.gaps = NULL;
+		r.ngaps = 0;
 		r.nsamples = r.nframes = 0;
 		done[ndone++] = r;
 	}

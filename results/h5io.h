@@ -72,8 +72,9 @@ int h5_read_image(const void *buf, size_t len, const char *name, struct sb_host 
 		  struct sb_run **runs, size_t *nruns, int load_samples, char *err,
 		  size_t errlen);
 
-/* Replaces the file's `calibration` table with host's rows (start and end phases; the
- * host facts stay the start's). Returns 0/-1 (h5_strerror). */
+/* Replaces the file's `calibration` table with host's rows (start and end phases) and its
+ * `host_facts` with host's facts (the start's, plus the end phase's `*_worst_p99_ns`).
+ * Returns 0/-1 (h5_strerror). */
 int h5_set_calibration(struct sb_h5 *f, const struct sb_host *host);
 
 #endif

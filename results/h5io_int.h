@@ -80,6 +80,12 @@ extern const struct field metric_fields[];
 extern const size_t n_metric_fields;
 extern const struct field runs_fields[];
 extern const size_t n_runs_fields;
+extern const struct field progress_fields[];
+extern const size_t n_progress_fields;
+extern const struct field pause_bucket_fields[];
+extern const size_t n_pause_bucket_fields;
+extern const struct field gap_fields[];
+extern const size_t n_gap_fields;
 
 struct sb_h5 {
 	hid_t file;
@@ -92,6 +98,7 @@ struct sb_h5 {
 	hid_t metric_type;
 	hid_t fact_type;
 	hid_t calib_type;
+	hid_t progress_type, pause_bucket_type, gap_type; /* the progress clock's tables */
 	hsize_t nruns;
 	struct sb_host host; /* repeated on every run group */
 	struct sb_host root; /* the root's host, while h5_append_run_host() writes another */

@@ -410,7 +410,19 @@ static int run_from_row(struct rd *rd, struct runs_row *row, size_t i, struct sb
 
 struct rd_types {
 	hid_t sample, thread, stat, metric, symbol;
+	hid_t progress, pause_bucket, gap;
 };
+
+/* read_rows for a table newer files have and older ones lack: absent reads as no rows. */
+static int read_optional_rows(struct rd *rd, hid_t loc, const char *grp, const char *name,
+			      hid_t memtype, void **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+		return 0;
+	return read_rows(rd, loc, grp, name, memtype, out, n);
+}
 
 /* Checks what indexes into other tables or arrays: thread slots and frame ranges. */
 static int check_run(struct rd *rd, const char *grp, const struct sb_run *r)
@@ -421,6 +433,17 @@ static int check_run(struct rd *rd, const char *grp, const struct sb_run *r)
 			       rd->path, (int)r->thread_rows[i].index, grp);
 			return -1;
 		}
+#define CHECK_SLOTS(arr, cnt, table)                                                      \
+	for (size_t i = 0; i < (cnt); i++)                                                \
+		if ((arr)[i].index < 0 || (arr)[i].index >= SB_MAX_THREADS) {             \
+			seterr(rd->err, rd->errlen, "'%s' has thread slot %d in %s/" table,   \
+			       rd->path, (int)(arr)[i].index, grp);                           \
+			return -1;                                                        \
+		}
+	CHECK_SLOTS(r->progress, r->nprogress, "progress")
+	CHECK_SLOTS(r->pause_hist, r->npause_hist, "pause_hist")
+	CHECK_SLOTS(r->gaps, r->ngaps, "pause_gaps")
+#undef CHECK_SLOTS
 	for (size_t i = 0; i < r->nsamples; i++) {
 		const struct sb_sample *s = &r->samples[i];
 
@@ -482,7 +505,17 @@ static int read_run_group(struct rd *rd, const struct rd_types *t, const char *n
 	r->stats = buf;
 	for (size_t i = 0; i < r->nstats; i++)
 		terminate(r->stats[i].name, sizeof(r->stats[i].name));
+	if (read_optional_rows(rd, g, grp, "progress", t->progress, &buf, &r->nprogress) < 0)
+		goto cleanup;
+	r->progress = buf;
+	if (read_optional_rows(rd, g, grp, "pause_hist", t->pause_bucket, &buf,
+			       &r->npause_hist) < 0)
+		goto cleanup;
+	r->pause_hist = buf;
 	if (load_samples) {
+		if (read_optional_rows(rd, g, grp, "pause_gaps", t->gap, &buf, &r->ngaps) < 0)
+			goto cleanup;
+		r->gaps = buf;
 		if (read_rows(rd, g, grp, "samples", t->sample, &buf, &r->nsamples) < 0)
 			goto cleanup;
 		r->samples = buf;
@@ -591,7 +624,7 @@ hid_t open_path(struct rd *rd)
 int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	      size_t *nruns, int load_samples)
 {
-	struct rd_types t = { -1, -1, -1, -1, -1 };
+	struct rd_types t = { -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct runs_row *rows = NULL;
 	struct sb_run *out = NULL;
 	struct sb_host *h = NULL;
@@ -616,7 +649,13 @@ int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	t.stat = compound_type(sizeof(struct sb_stat_row), stat_fields, n_stat_fields);
 	t.symbol = compound_type(sizeof(struct sb_symbol), symbol_fields, n_symbol_fields);
 	t.metric = compound_type(sizeof(struct metric_row), metric_fields, n_metric_fields);
-	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 || t.symbol < 0) {
+	t.progress = compound_type(sizeof(struct sb_progress_row), progress_fields,
+				   n_progress_fields);
+	t.pause_bucket = compound_type(sizeof(struct sb_pause_bucket), pause_bucket_fields,
+				       n_pause_bucket_fields);
+	t.gap = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
+	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 ||
+	    t.symbol < 0 || t.progress < 0 || t.pause_bucket < 0 || t.gap < 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
 		goto cleanup;
 	}
@@ -654,6 +693,9 @@ cleanup:
 	close_id(&t.metric);
 	close_id(&t.stat);
 	close_id(&t.symbol);
+	close_id(&t.progress);
+	close_id(&t.pause_bucket);
+	close_id(&t.gap);
 	close_id(&t.thread);
 	close_id(&t.sample);
 	close_id(&rtype);

@@ -108,6 +108,35 @@ const struct field runs_fields[] = {
 	FLD(runs_row, nsamples, K_U64),
 };
 
+/* The progress clock's tables (docs/hdf5.md "Observed pauses"): optional, a file without
+ * them reads as runs without a progress clock. */
+const struct field progress_fields[] = {
+	FLD(sb_progress_row, index, K_I32),
+	FLD(sb_progress_row, active_ns, K_U64),
+	FLD(sb_progress_row, steps, K_U64),
+	FLD(sb_progress_row, step_ns, K_U64),
+	FLD(sb_progress_row, pauses, K_U64),
+	FLD(sb_progress_row, pause_ns, K_U64),
+	FLD(sb_progress_row, logged, K_U64),
+};
+
+const struct field pause_bucket_fields[] = {
+	FLD(sb_pause_bucket, index, K_I32),
+	FLD(sb_pause_bucket, lo_ns, K_U64),
+	FLD(sb_pause_bucket, hi_ns, K_U64),
+	FLD(sb_pause_bucket, count, K_U64),
+};
+
+const struct field gap_fields[] = {
+	FLD(sb_gap_row, index, K_I32),
+	FLD(sb_gap_row, start_ns, K_U64),
+	FLD(sb_gap_row, gap_ns, K_U64),
+	FLD(sb_gap_row, pause_ns, K_U64),
+};
+
+const size_t n_progress_fields = ARRAY_SIZE(progress_fields);
+const size_t n_pause_bucket_fields = ARRAY_SIZE(pause_bucket_fields);
+const size_t n_gap_fields = ARRAY_SIZE(gap_fields);
 const size_t n_sample_fields = ARRAY_SIZE(sample_fields);
 const size_t n_thread_fields = ARRAY_SIZE(thread_fields);
 const size_t n_stat_fields = ARRAY_SIZE(stat_fields);

@@ -234,6 +234,9 @@ void close_all(struct sb_h5 *f)
 	close_id(&f->metric_type);
 	close_id(&f->fact_type);
 	close_id(&f->calib_type);
+	close_id(&f->progress_type);
+	close_id(&f->pause_bucket_type);
+	close_id(&f->gap_type);
 }
 
 /* A count from a caller's struct, within 0..max. */
@@ -264,7 +267,13 @@ int make_types(struct sb_h5 *f)
 	f->symbol_type = compound_type(sizeof(struct sb_symbol), symbol_fields, n_symbol_fields);
 	f->metric_type = compound_type(sizeof(struct metric_row), metric_fields,
 				       n_metric_fields);
-	return f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
+	f->progress_type = compound_type(sizeof(struct sb_progress_row), progress_fields,
+					 n_progress_fields);
+	f->pause_bucket_type = compound_type(sizeof(struct sb_pause_bucket), pause_bucket_fields,
+					     n_pause_bucket_fields);
+	f->gap_type = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
+	return f->progress_type < 0 || f->pause_bucket_type < 0 || f->gap_type < 0 ||
+			       f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
 			       f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 ||
 			       f->calib_type < 0
 		       ? -1
@@ -327,6 +336,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 	f->file = f->runs = f->runs_type = f->sample_type = -1;
 	f->thread_type = f->stat_type = f->metric_type = f->symbol_type = -1;
 	f->fact_type = f->calib_type = -1;
+	f->progress_type = f->pause_bucket_type = f->gap_type = -1;
 	f->force = force;
 	f->host = *host;
 	f->path = strdup(path);
@@ -432,7 +442,11 @@ static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 	    write_table(g, "threads", f->thread_type, r->thread_rows, r->nthread_rows, "") < 0 ||
 	    write_table(g, "metrics", f->metric_type, m, sb_metric_count, "") < 0 ||
 	    write_table(g, "stats", f->stat_type, r->stats, r->nstats, "") < 0 ||
-	    write_table(g, "symbols", f->symbol_type, r->symbols, r->nsymbols, "") < 0)
+	    write_table(g, "symbols", f->symbol_type, r->symbols, r->nsymbols, "") < 0 ||
+	    write_table(g, "progress", f->progress_type, r->progress, r->nprogress, "") < 0 ||
+	    write_table(g, "pause_hist", f->pause_bucket_type, r->pause_hist, r->npause_hist,
+			"") < 0 ||
+	    write_table(g, "pause_gaps", f->gap_type, r->gaps, r->ngaps, "") < 0)
 		goto cleanup;
 	ret = 0;
 cleanup:
@@ -604,15 +618,22 @@ int h5_set_calibration(struct sb_h5 *f, const struct sb_host *host)
 {
 	char why[128];
 
-	if (H5Lexists(f->file, "calibration", H5P_DEFAULT) > 0 &&
-	    H5Ldelete(f->file, "calibration", H5P_DEFAULT) < 0)
+	/* the end phase adds facts too (rendezvous_busy_worst_p99_ns): both tables again */
+	if ((H5Lexists(f->file, "calibration", H5P_DEFAULT) > 0 &&
+	     H5Ldelete(f->file, "calibration", H5P_DEFAULT) < 0) ||
+	    (H5Lexists(f->file, "host_facts", H5P_DEFAULT) > 0 &&
+	     H5Ldelete(f->file, "host_facts", H5P_DEFAULT) < 0))
 		goto fail;
 	if (write_table(f->file, "calibration", f->calib_type, host->calib,
 			clamp_count(host->ncalib, SB_CALIB_MAX), "") < 0 ||
+	    write_table(f->file, "host_facts", f->fact_type, host->facts,
+			clamp_count(host->nfacts, SB_HOST_MAX_FACTS), "") < 0 ||
 	    H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0)
 		goto fail;
 	f->host.ncalib = host->ncalib;
 	memcpy(f->host.calib, host->calib, sizeof(host->calib));
+	f->host.nfacts = host->nfacts;
+	memcpy(f->host.facts, host->facts, sizeof(host->facts));
 	return 0;
 fail:
 	seterr(f->err, sizeof(f->err), "cannot write '%s': %s", f->path, h5_why(why));

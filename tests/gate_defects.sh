@@ -3,9 +3,10 @@
 # fault-* sampler of `sampbench list` and every defective plugin of tests/plugins
 # (defect_*.c) fails `sampbench gate --budgets ci/budgets` (exit 1, a failed row naming the
 # metric it was built to break), and the healthy example plugin passes. One bench file of
-# short runs (balanced, 2 threads, 100 Hz, 3 x 1 s; the defects marked `gate-workload:
-# hotspot` on hotspot instead; the hanging plugin once, since the watchdog
-# needs 5 s), then one gate per sampler (--sampler). docs/gate.md.
+# short runs (balanced, 2 threads, 100 Hz, 3 x 1 s, with `none` as the reference of overhead
+# and pause excess; the defects marked `gate-workload: hotspot` on hotspot instead; the
+# hanging plugin once, since the watchdog needs 5 s), then one gate per sampler
+# (--sampler). docs/gate.md.
 BUILD=${BUILD:-build}
 duration=${GATE_DEFECTS_DURATION:-1} # seconds per run; 3 runs per sampler (0.5 s: a healthy
 # per-thread CPU timer measured 0.83-0.95 of its samples on a loaded 2-core VM)
@@ -40,7 +41,7 @@ for src in tests/plugins/defect_*.c; do
 done
 example=$BUILD/examples/ctimer_plugin.so
 {
-	printf '[defects]\nsamplers = %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
+	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
 	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
 	if [ -n "$hotspot" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = hotspot\nthreads = 2\n' "$hotspot"

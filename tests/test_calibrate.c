@@ -64,6 +64,11 @@ static void test_rows_and_facts(void **state)
 			assert_float_equal(host_fact(h, name), c->p99_ns, 1e-9);
 		else
 			assert_true(isnan(host_fact(h, name)));
+		/* ... except the worse p99 of both phases */
+		const struct sb_calib_row *e = row(h, mechanisms[i], "end");
+		snprintf(name, sizeof(name), "%s_worst_p99_ns", mechanisms[i]);
+		if (c->n > 0 && e->n > 0)
+			assert_float_equal(host_fact(h, name), fmax(c->p99_ns, e->p99_ns), 1e-9);
 	}
 	/* These need nothing but this process: always measured. */
 	assert_true(row(h, "syscall", "start")->n > 0);

@@ -352,6 +352,90 @@ static void test_sign_test_budget(void **state)
 	}
 }
 
+/* `worst` budgets judge the cell's worst run: one 40 ms stop in 5 runs fails, naming the
+ * run; the median of the runs would pass it */
+static void test_worst_budget(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms worst\n", "s",
+					   &c2, e, sizeof(e)), 0);
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms sign-test worst\n",
+					   "s", &c2, e, sizeof(e)), -1);
+	assert_non_null(strstr(e, "exclude"));
+	assert_int_equal(gate_config_parse("budget * suspend_window_max_ns <= 10ms worst\n", "s",
+					   &c2, e, sizeof(e)), 0);
+	static const double ok[] = { 300e3, 420e3, 380e3, 2.5e6, 350e3 };
+	static const double stuck[] = { 300e3, 420e3, 40.2e6, 390e3, 350e3 };
+	/* the stuck run's samples: its 40.2 ms stop on thread 1, 0.5 s after its first sample */
+	static struct sb_sample s[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = sample_unknown();
+		s[i].thread_index = i == 2;
+		s[i].time_ns = 7000000000ull + (uint64_t)i * 250000000ull;
+		s[i].suspend_window_ns = i == 2 ? 40.2e6 : 50e3;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		ncur = 0;
+		for (int i = 0; i < 5; i++) {
+			struct sb_run *r = add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i);
+			r->run_id = 10 + i;
+			r->metrics.suspend_window_max_ns = pass ? stuck[i] : ok[i];
+			if (pass && i == 2) {
+				r->samples = s;
+				r->nsamples = 3;
+			}
+		}
+		struct gate_side cs = { .path = "cur.h5", .host = &host_b,
+					.runs = cur_runs, .nruns = ncur };
+		assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+		const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
+							"suspend_window_max_ns");
+		assert_non_null(k);
+		if (pass == 0) {
+			assert_int_equal(k->state, GATE_PASS);
+			assert_float_equal(k->current, 2.5e6, 1e-6);
+		} else {
+			assert_int_equal(k->state, GATE_FAIL);
+			assert_float_equal(k->current, 40.2e6, 1e-6);
+			assert_non_null(strstr(k->reason, "worst of 5 runs: run 12, thread 1, "
+							  "0.500 s into the run"));
+		}
+		gate_result_free(&res);
+	}
+	cur_runs[2].samples = NULL; /* static: a later run_free must not free it */
+	cur_runs[2].nsamples = 0;
+}
+
+/* a report far below what the threads lived through fails naming both numbers */
+static void test_unreported_names_both(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * window_unreported_p50_ns <= 500us\n", "s", &c2,
+					   e, sizeof(e)), 0);
+	ncur = 0;
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i);
+		r->metrics.window_unreported_p50_ns = 1.58e6 + 1e3 * i;
+		r->metrics.window_observed_p50_ns = 1.6e6 + 1e3 * i;
+		r->metrics.suspend_window_p50_ns = 20e3;
+	}
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+	const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2,
+						"window_unreported_p50_ns");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_non_null(strstr(k->reason, "threads lived through 1601.0µs, the sampler reported "
+				      "20.0µs"));
+	gate_result_free(&res);
+}
+
 static void test_reference_budget_and_missing_reference(void **state)
 {
 	(void)state;
@@ -1131,6 +1215,8 @@ int main(void)
 		cmocka_unit_test_setup(test_regression_needs_significance_and_effect, setup),
 		cmocka_unit_test_setup(test_budget_conditions_use_host_facts, setup),
 		cmocka_unit_test_setup(test_sign_test_budget, setup),
+		cmocka_unit_test_setup(test_worst_budget, setup),
+		cmocka_unit_test_setup(test_unreported_names_both, setup),
 		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
 		cmocka_unit_test_setup(test_junit_and_json, setup),

@@ -166,6 +166,19 @@ static struct sb_run run_ok(void)
 		t->samples = 2;
 		t->weight_ns = i ? NAN : 2e6;
 	}
+	/* the progress clock's tables: slot 1 saw two pauses, slot 0 none */
+	r.nprogress = 2;
+	r.progress = calloc(r.nprogress, sizeof(*r.progress));
+	r.progress[0] = (struct sb_progress_row){ 0, 240000000ull, 60000, 3900, 0, 0, 0 };
+	r.progress[1] = (struct sb_progress_row){ 1, 241000000ull, 60100, 3950, 2, 1540000, 2 };
+	r.npause_hist = 2;
+	r.pause_hist = calloc(r.npause_hist, sizeof(*r.pause_hist));
+	r.pause_hist[0] = (struct sb_pause_bucket){ 1, 39936, 40960, 1 };
+	r.pause_hist[1] = (struct sb_pause_bucket){ 1, 1490944, 1503232, 1 };
+	r.ngaps = 2;
+	r.gaps = calloc(r.ngaps, sizeof(*r.gaps));
+	r.gaps[0] = (struct sb_gap_row){ 1, 5000000100000ull, 44000, 40100 };
+	r.gaps[1] = (struct sb_gap_row){ 1, 5000000200000ull, 1503900, 1499950 };
 	r.nstats = 3;
 	r.stats = calloc(r.nstats, sizeof(*r.stats));
 	snprintf(r.stats[0].name, sizeof(r.stats[0].name), "signals_delivered");
@@ -312,6 +325,34 @@ static void assert_same_run(const struct sb_run *a, const struct sb_run *b, int 
 	for (size_t i = 0; i < a->nstats; i++) {
 		assert_string_equal(a->stats[i].name, b->stats[i].name);
 		assert_same_double(a->stats[i].value, b->stats[i].value);
+	}
+	assert_int_equal(a->nprogress, b->nprogress);
+	for (size_t i = 0; i < a->nprogress; i++) {
+		const struct sb_progress_row *x = &a->progress[i], *y = &b->progress[i];
+		assert_int_equal(x->index, y->index);
+		assert_int_equal(x->active_ns, y->active_ns);
+		assert_int_equal(x->steps, y->steps);
+		assert_int_equal(x->step_ns, y->step_ns);
+		assert_int_equal(x->pauses, y->pauses);
+		assert_int_equal(x->pause_ns, y->pause_ns);
+		assert_int_equal(x->logged, y->logged);
+	}
+	assert_int_equal(a->npause_hist, b->npause_hist);
+	for (size_t i = 0; i < a->npause_hist; i++) {
+		const struct sb_pause_bucket *x = &a->pause_hist[i], *y = &b->pause_hist[i];
+		assert_int_equal(x->index, y->index);
+		assert_int_equal(x->lo_ns, y->lo_ns);
+		assert_int_equal(x->hi_ns, y->hi_ns);
+		assert_int_equal(x->count, y->count);
+	}
+	/* the pause log comes with the samples */
+	assert_int_equal(samples ? a->ngaps : 0, b->ngaps);
+	for (size_t i = 0; i < b->ngaps; i++) {
+		const struct sb_gap_row *x = &a->gaps[i], *y = &b->gaps[i];
+		assert_int_equal(x->index, y->index);
+		assert_int_equal(x->start_ns, y->start_ns);
+		assert_int_equal(x->gap_ns, y->gap_ns);
+		assert_int_equal(x->pause_ns, y->pause_ns);
 	}
 	if (!samples) {
 		assert_null(b->samples);
@@ -771,8 +812,13 @@ static void test_schema1(void **state)
 	assert_int_equal(host.nfacts, 0);
 	assert_int_equal(host.ncalib, 0);
 	assert_true(isnan(host_fact(&host, "rendezvous_p99_ns")));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(out[i].variant, "");
+		/* written before the progress clock: no pause tables, pause metrics NaN */
+		assert_int_equal(out[i].nprogress, 0);
+		assert_int_equal(out[i].npause_hist, 0);
+		assert_true(isnan(out[i].metrics.pause_fraction));
+	}
 	free_runs(out, n);
 }
 

@@ -1,10 +1,11 @@
 /* hotspot.c - three leaf functions with a known split of the work: 60/30/10.
  *
- * Every thread loops over rounds of hotspot_60(6 x HOT_ITERS), hotspot_30(3 x HOT_ITERS)
- * and hotspot_10(HOT_ITERS). The three bodies are the same latency-bound xorshift loop
- * (one dependent chain: no alignment or port effect can change its speed), so the split
- * of instructions and of cycles is 60/30/10 by construction; call overhead is one call per
- * thousands of iterations. Truth: func_share in the workload (0.6, 0.3, 0.1) and per slot
+ * Every thread loops over rounds of 6 calls of hotspot_60, 3 of hotspot_30 and 1 of
+ * hotspot_10, each of HOT_ITERS iterations (a few µs) with a progress tick after it
+ * (workloads/progress.h). The three bodies are the same latency-bound xorshift loop (one
+ * dependent chain: no alignment or port effect can change its speed), so the split of
+ * instructions and of cycles is 60/30/10 by construction; call overhead is one call and
+ * one clock read per thousands of iterations. Truth: func_share in the workload (0.6, 0.3, 0.1) and per slot
  * func_ops[k], the iterations each function did. Each result is checked against the
  * reference, so a sampler corrupting registers shows in checksum_errors. */
 #include "core/util.h"
@@ -43,22 +44,23 @@ static HOT_ATTR uint64_t hotspot_10(uint64_t seed, uint64_t iters) HOT_BODY
 
 typedef uint64_t (*hot_fn)(uint64_t, uint64_t);
 static const hot_fn hot_fns[] = { hotspot_60, hotspot_30, hotspot_10 };
-static const uint64_t hot_iters[] = { 6 * HOT_ITERS, 3 * HOT_ITERS, HOT_ITERS };
+static const uint64_t hot_calls[] = { 6, 3, 1 };
 #define HOT_N ARRAY_SIZE(hot_fns)
 
 static HOT_ATTR void hotspot_thread(struct wl_ctx *ctx, int index)
 {
 	struct wl_truth *t = &ctx->truth[index];
-	uint64_t seed = ctx->seed | 1, expected[HOT_N];
+	uint64_t seed = ctx->seed | 1, expected = wl_unit_expected(seed, HOT_ITERS);
 
-	for (size_t k = 0; k < HOT_N; k++)
-		expected[k] = wl_unit_expected(seed, hot_iters[k]);
 	while (sb_now_ns() < ctx->deadline_ns) {
 		for (size_t k = 0; k < HOT_N; k++) {
-			if (hot_fns[k](seed, hot_iters[k]) != expected[k])
-				atomic_fetch_add_explicit(&t->checksum_errors, 1,
-							  memory_order_relaxed);
-			atomic_fetch_add_explicit(&t->func_ops[k], hot_iters[k],
+			for (uint64_t c = 0; c < hot_calls[k]; c++) {
+				if (hot_fns[k](seed, HOT_ITERS) != expected)
+					atomic_fetch_add_explicit(&t->checksum_errors, 1,
+								  memory_order_relaxed);
+				wl_progress_tick();
+			}
+			atomic_fetch_add_explicit(&t->func_ops[k], hot_calls[k] * HOT_ITERS,
 						  memory_order_relaxed);
 		}
 		atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);

@@ -79,8 +79,11 @@ static __attribute__((PLAT_DISTINCT_FN)) void malloclock_thread(struct wl_ctx *c
 
 	memset(blocks, 0, sizeof(blocks));
 	while (sb_now_ns() < ctx->deadline_ns)
-		for (int step = 0; step < 64; step++)
+		for (int step = 0; step < 64; step++) {
 			mlk_replace(t, &blocks[mlk_next(&x) % MLK_SLOTS], &x);
+			if (step % 8 == 7)
+				wl_progress_tick();
+		}
 	for (int i = 0; i < MLK_SLOTS; i++) {
 		if (blocks[i].p && !mlk_check(&blocks[i]))
 			atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);

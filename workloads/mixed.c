@@ -61,6 +61,7 @@ static __attribute__((PLAT_DISTINCT_FN)) void mixed_thread(struct wl_ctx *ctx, i
 		do
 			wl_unit(ctx, index);
 		while (sb_now_ns() - t0 < MIXED_SPIN_NS);
+		wl_progress_idle();
 
 		uint64_t s0 = sb_now_ns();
 		mixed_sleep(t, s0 + MIXED_SLEEP_NS);

@@ -42,6 +42,7 @@ static void skewed_thread(struct wl_ctx *ctx, int index)
 	for (;;) {
 		for (int u = 0; u < (index + 1) * SKEWED_UNITS_PER_STEP; u++)
 			wl_unit(ctx, index);
+		wl_progress_idle();
 		if (plat_barrier_wait(&s->barrier) == PLAT_BARRIER_SERIAL)
 			atomic_store(&s->stop, sb_now_ns() >= ctx->deadline_ns);
 		plat_barrier_wait(&s->barrier);

@@ -110,15 +110,22 @@ static _Atomic int wl_expected_ready;
 
 void wl_unit(struct wl_ctx *ctx, int slot)
 {
+	const uint64_t iters = WL_UNIT_ITERS / WL_UNIT_STEPS;
+	int wrong = 0;
+
 	if (!atomic_load_explicit(&wl_expected_ready, memory_order_acquire)) {
-		atomic_store_explicit(&wl_expected, wl_unit_expected(wl_seed, WL_UNIT_ITERS),
+		atomic_store_explicit(&wl_expected, wl_unit_expected(wl_seed, iters),
 				      memory_order_relaxed);
 		atomic_store_explicit(&wl_expected_ready, 1, memory_order_release);
 	}
-	uint64_t r = wl_slot_work(slot, wl_seed, WL_UNIT_ITERS);
+	for (int k = 0; k < WL_UNIT_STEPS; k++) {
+		uint64_t r = wl_slot_work(slot, wl_seed, iters);
+		wrong |= r != atomic_load_explicit(&wl_expected, memory_order_relaxed);
+		wl_progress_tick();
+	}
 	struct wl_truth *t = &ctx->truth[(unsigned)slot % SB_MAX_THREADS];
 	atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
-	if (r != atomic_load_explicit(&wl_expected, memory_order_relaxed))
+	if (wrong)
 		atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);
 }
 

@@ -24,7 +24,9 @@ static void *wl_trampoline(void *p)
 	sb_thread_begin(a->index);
 	atomic_store(&t->tid, sb_gettid());
 	uint64_t w0 = sb_now_ns(), c0 = sb_thread_cpu_ns();
+	wl_progress_begin(a->ctx, a->index);
 	wl_slot_enter(a->index, a->fn, a->ctx, a->index);
+	wl_progress_end();
 	uint64_t c1 = sb_thread_cpu_ns(), w1 = sb_now_ns();
 	atomic_fetch_add(&t->cpu_ns, c1 - c0);
 	atomic_fetch_add(&t->alive_ns, w1 - w0);

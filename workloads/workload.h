@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sampler/sampler.h"
+#include "workloads/progress.h"
 
 #define WL_MAX_CHAIN 8   /* expected call chain entries (issue: stack correctness) */
 #define WL_MAX_FUNCS 4   /* functions with a known CPU split (hotspot) */
@@ -38,6 +39,7 @@ struct wl_ctx {
 	uint32_t param;       /* workload-specific knob (deep: depth, churn: total), 0: default */
 	uint64_t deadline_ns; /* sb_now_ns() at which threads stop */
 	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
+	struct wl_pauses *pauses; /* SB_MAX_THREADS slots, zeroed, or NULL: no progress clock */
 	void *priv;           /* workload-private state */
 };
 
@@ -83,8 +85,8 @@ int wl_run_one(struct wl_ctx *ctx, int index, void (*fn)(struct wl_ctx *, int));
  * only on (seed, iters), so callers verify it against wl_unit_expected(). */
 uint64_t wl_slot_work(int slot, uint64_t seed, uint64_t iters);
 uint64_t wl_unit_expected(uint64_t seed, uint64_t iters);
-/* One verified unit of work in slot's leaf: adds 1 to ops and to checksum_errors on a wrong
- * result. */
+/* One verified unit of work in slot's leaf, in WL_UNIT_STEPS steps with a progress tick
+ * after each: adds 1 to ops and to checksum_errors on a wrong result. */
 void wl_unit(struct wl_ctx *ctx, int slot);
 /* Slot whose leaf contains pc, or -1. Async-signal-safe. */
 int wl_slot_of_pc(uint64_t pc);
@@ -98,5 +100,6 @@ void wl_slot_enter(int slot, void (*fn)(struct wl_ctx *, int), struct wl_ctx *ct
 void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi);
 
 #define WL_UNIT_ITERS 20000 /* iterations per unit: ~20-40 us on this VM */
+#define WL_UNIT_STEPS 5     /* progress ticks per unit: a step is a few us */
 
 #endif
