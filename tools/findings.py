@@ -22,7 +22,10 @@ import sys
 METRICS = ("rate_accuracy", "thread_tvd", "magnitude_error", "wall_rate_accuracy",
            "stop_latency_p50_ns", "suspend_window_p50_ns", "suspend_window_p99_ns",
            "sampler_cpu_fraction", "stack_correct_fraction", "function_tvd",
-           "offcpu_sample_fraction", "offcpu_true_fraction", "eintr_per_1k_samples", "overhead")
+           "offcpu_sample_fraction", "offcpu_true_fraction", "eintr_per_1k_samples", "overhead",
+           "suspend_window_max_ns", "window_observed_p50_ns", "window_observed_p99_ns",
+           "window_observed_max_ns", "window_unreported_p50_ns", "pause_p99_ns",
+           "pause_excess_fraction", "function_misfit")
 FLOORS = ("syscall", "thread_cpu_clock", "futex_cross", "futex_same", "signal_cross",
           "rendezvous", "rendezvous_busy", "ptrace_interrupt")
 
@@ -232,6 +235,33 @@ def render(s):
       "(docs/mach.md, \"Stopping many threads\"), so each window covers the tick's whole stop "
       "phase. The p99s are made of the host's vCPU stalls (docs/mach.md, \"Cost against the "
       "host's floor\"); skewed's threads sleep at a barrier and must be woken to park.")
+
+    obs = [x for x in p.has("mach", "mach-idle", "ptrace", "itimer", "ctimer", "perf")
+           if any(p.v(x, wl, t, k) is not None for wl in ("balanced", "hotspot") for t in (2, 8)
+                  for k in ("window_observed_p50_ns", "pause_excess_fraction"))]
+    if obs:
+        w("\n## What the threads lived through against what the sampler reported\n")
+        w(f"({src})\n")
+        w("Each workload thread's progress clock (docs/metrics.md, \"Observed pauses\") sees "
+          "every gap in its own work; a sample that reports a suspend window is matched with "
+          "the gap that covers it. Reported window / observed gap, p50, p99 and max in µs "
+          "(medians over the runs of a cell), and the pause excess over `none` of the same "
+          "cell (share of compute time):\n")
+        w("| sampler | cell | reported p50 / p99 / max | observed p50 / p99 / max | pause excess |")
+        w("|---|---|---|---|---|")
+        for x in obs:
+            for wl in ("balanced", "hotspot"):
+                for t in (2, 8):
+                    if (x, wl, t, 100.0) not in p.cells:
+                        continue
+                    w(f"| {x} | {wl} {t}t | {p.us(x, wl, t, 'suspend_window_p50_ns')} / "
+                      f"{p.us(x, wl, t, 'suspend_window_p99_ns')} / {p.us(x, wl, t, 'suspend_window_max_ns')} | "
+                      f"{p.us(x, wl, t, 'window_observed_p50_ns')} / {p.us(x, wl, t, 'window_observed_p99_ns')} / "
+                      f"{p.us(x, wl, t, 'window_observed_max_ns')} | {p.f(x, wl, t, 'pause_excess_fraction')} |")
+        w("\nA signal handler's reported window is its own run time (1–2 µs); the gap around it "
+          "includes the kernel's signal delivery and, on this VM, the ~20 µs a scheduler tick "
+          "costs a thread. With more threads than CPUs the observed gap includes the wait for a "
+          "CPU after the resume, whoever stopped the thread.")
 
     w("\n## Frame pointers end at glibc\n")
     w(f"({src})\n")
