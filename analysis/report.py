@@ -338,7 +338,7 @@ def bar_figure(runs, samplers, metrics, colors, select=None):
             for si, s in enumerate(samplers):
                 rs = [r for r in ok(runs) if r["sampler"] == s and r["workload"] == w
                       and (select is None or select(r))]
-                mean, sd, n = stat(r[m] for r in rs)
+                mean, sd, n = stat(r.get(m, np.nan) for r in rs)
                 if n:
                     ax.bar(si + wi * width, mean, width, yerr=sd, capsize=2,
                            color=colors[s], hatch=hatches[wi % len(hatches)],
@@ -988,6 +988,21 @@ def build(paths, outdir, history=None, history_metrics=None):
             page.p("overhead needs a `none` run in the same file: not measured here", "note")
     else:
         page.p("no overhead, sampler CPU or EINTR data in these runs", "note")
+
+    page.section("pauses", "Observed pauses")
+    pcolors = dict(colors, none=(0.6, 0.6, 0.6))
+    fig = bar_figure([r for r in all_runs if r["threads"] == t_fixed], ["none"] + samplers,
+                     ["pause_p99_ns", "pause_fraction", "window_observed_p99_ns"], pcolors)
+    if fig:
+        page.p(f"What the workload threads lived through ({t_fixed} threads, all Hz): the "
+               "p99 of the gaps in their own progress clock, the share of compute time lost "
+               "to gaps, and the gap covering each sample that reports a suspend window "
+               "(docs/metrics.md, \"Observed pauses\"); `none` in grey is the host's own "
+               "share, the reference of pause_excess.", "caption")
+        page.img(figs.save(fig, "pauses.png"), "observed pauses bars")
+    else:
+        page.p("no progress-clock data in these runs (files written before the clock)",
+               "note")
 
     page.section("functions", "Function attribution and stack correctness")
     fig = bar_figure(runs, samplers, ["function_tvd", "stack_correct_fraction",

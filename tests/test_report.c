@@ -103,7 +103,7 @@ static void test_report_complete(void **state)
 	int rc = sh(out, sizeof(out), PYTHON " -B " CHECKER " %s", out_dir);
 	if (rc != 0)
 		fail_msg("report check failed (%d):\n%s", rc, out);
-	assert_non_null(strstr(out, ": 12 sections"));
+	assert_non_null(strstr(out, ": 13 sections"));
 	/* findings name the samplers and the numbers behind them */
 	rc = sh(out, sizeof(out), "grep -o '<li class=' %s/index.html | wc -l", out_dir);
 	assert_int_equal(rc, 0);

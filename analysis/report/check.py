@@ -15,7 +15,7 @@ import numpy as np
 import matplotlib.image
 
 SECTIONS = ["verdict", "versus", "host", "findings", "rate", "magnitude", "threads", "latency", "overhead",
-            "functions", "gperftools", "runs"]
+            "pauses", "functions", "gperftools", "runs"]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
