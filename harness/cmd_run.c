@@ -61,7 +61,7 @@ const struct opt cmd_run_options[] = {
 		   "or a recipe file ./NAME.recipe (docs/tools.md)"),
 	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
 	OPT_INTEGER('t', "threads", &env.threads, "N", 1, SB_MAX_THREADS,
-		    "workload threads, 1..64 (default 4)"),
+		    "workload threads, 1..256 (default 4)"),
 	OPT_NUMBER('z', "hz", &env.hz, "F", 0, SB_MAX_HZ, NULL,
 		   "sampling frequency, 0 < F <= 20000 (default 100)"),
 	OPT_NUMBER('d', "duration", &env.duration_s, "SECS", 0, 3600, "seconds",

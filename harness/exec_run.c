@@ -49,7 +49,7 @@ static int collect(struct exec_ctx *c)
 	for (size_t i = 0; i < r->nsamples; i++)
 		if (r->samples[i].tid > 0)
 			exec_truth_tid(tr, r->samples[i].tid);
-	/* Slots by order of appearance, sampler threads excluded; beyond 64 no slot. */
+	/* Slots by order of appearance, sampler threads excluded; beyond SB_MAX_THREADS no slot. */
 	int slot_of[EXEC_MAX_TIDS];
 	int nslots = 0;
 	double untracked_cpu = 0;

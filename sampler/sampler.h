@@ -16,7 +16,7 @@
 
 #include "core/sample.h"
 
-#define SB_MAX_THREADS 64 /* workload thread slots */
+#define SB_MAX_THREADS 256 /* workload thread slots */
 
 enum sb_clock {
 	SB_CLOCK_CPU,  /* samples a thread only while it runs (setitimer, timer_create, perf) */

@@ -1,5 +1,5 @@
-/* slots.c - 64 slot-unique leaf functions, so that a PC alone names the workload thread,
- * and 64 slot-unique entry functions through which every workload thread runs, so that
+/* slots.c - 256 slot-unique leaf functions, so that a PC alone names the workload thread,
+ * and 256 slot-unique entry functions through which every workload thread runs, so that
  * any stack that reaches the thread's bottom names it too (work outside the slot leaves,
  * as in hotspot, or a leaf in libc).
  *
@@ -28,10 +28,19 @@
 		return x;                                                                \
 	}
 
+/* Names carry the slot number in three decimal digits (wl_slot_leaf_042 is slot 42):
+ * D10(X, a) makes a0..a9, D100(X, a) makes a00..a99. */
+#define D10(X, a) X(a##0) X(a##1) X(a##2) X(a##3) X(a##4) X(a##5) X(a##6) X(a##7) X(a##8) X(a##9)
+#define D100(X, a)                                                                        \
+	D10(X, a##0) D10(X, a##1) D10(X, a##2) D10(X, a##3) D10(X, a##4) D10(X, a##5)     \
+	D10(X, a##6) D10(X, a##7) D10(X, a##8) D10(X, a##9)
+/* Slots 000..255 */
+#define D256(X)                                                                           \
+	D100(X, 0) D100(X, 1) D10(X, 20) D10(X, 21) D10(X, 22) D10(X, 23) D10(X, 24)      \
+	X(250) X(251) X(252) X(253) X(254) X(255)
+
 #define SLOT(n) static SLOT_ATTR uint64_t wl_slot_leaf_##n(uint64_t seed, uint64_t iters) SLOT_BODY
-#define SLOT8(a)                                                                          \
-	SLOT(a##0) SLOT(a##1) SLOT(a##2) SLOT(a##3) SLOT(a##4) SLOT(a##5) SLOT(a##6) SLOT(a##7)
-SLOT8(0) SLOT8(1) SLOT8(2) SLOT8(3) SLOT8(4) SLOT8(5) SLOT8(6) SLOT8(7)
+D256(SLOT)
 
 /* The entry frame: calls fn and does something after it, so the call is not a tail call
  * and the frame stays on the stack. */
@@ -42,27 +51,21 @@ SLOT8(0) SLOT8(1) SLOT8(2) SLOT8(3) SLOT8(4) SLOT8(5) SLOT8(6) SLOT8(7)
 		fn(ctx, index);                                                           \
 		__asm__ volatile("" ::: "memory");                                        \
 	}
-#define ENTRY8(a)                                                                         \
-	ENTRY(a##0) ENTRY(a##1) ENTRY(a##2) ENTRY(a##3) ENTRY(a##4) ENTRY(a##5) ENTRY(a##6)   \
-	ENTRY(a##7)
-ENTRY8(0) ENTRY8(1) ENTRY8(2) ENTRY8(3) ENTRY8(4) ENTRY8(5) ENTRY8(6) ENTRY8(7)
+D256(ENTRY)
 
 typedef void (*entry_fn)(void (*)(struct wl_ctx *, int), struct wl_ctx *, int);
-#define N(n) wl_slot_entry_##n
-#define N8(a) N(a##0), N(a##1), N(a##2), N(a##3), N(a##4), N(a##5), N(a##6), N(a##7)
-static const entry_fn entry_fns[SB_MAX_THREADS] = { N8(0), N8(1), N8(2), N8(3),
-						     N8(4), N8(5), N8(6), N8(7) };
+#define N(n) wl_slot_entry_##n,
+static const entry_fn entry_fns[SB_MAX_THREADS] = { D256(N) };
 
 typedef uint64_t (*slot_fn)(uint64_t, uint64_t);
-#define E(n) wl_slot_leaf_##n
-#define E8(a) E(a##0), E(a##1), E(a##2), E(a##3), E(a##4), E(a##5), E(a##6), E(a##7)
-static const slot_fn slot_fns[SB_MAX_THREADS] = { E8(0), E8(1), E8(2), E8(3),
-						   E8(4), E8(5), E8(6), E8(7) };
+#define E(n) wl_slot_leaf_##n,
+static const slot_fn slot_fns[SB_MAX_THREADS] = { D256(E) };
+_Static_assert(sizeof(slot_fns) / sizeof(slot_fns[0]) == 256, "one leaf per slot");
 
 extern const char __start_sb_slots[] PLAT_SECTION_START("sb_slots");
 extern const char __stop_sb_slots[] PLAT_SECTION_STOP("sb_slots");
 
-/* Ranges of the leaves [0, 64) and of the entries [64, 128). */
+/* Ranges of the leaves [0, SB_MAX_THREADS) and of the entries [SB_MAX_THREADS, 2 x). */
 static uint64_t slot_lo[2 * SB_MAX_THREADS], slot_hi[2 * SB_MAX_THREADS];
 
 static uint64_t fn_addr(int k)
