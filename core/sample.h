@@ -21,6 +21,9 @@ enum sb_sample_flags {
 	SB_SAMPLE_KERNEL = 1u << 4,    /* frames include kernel addresses (perf) */
 	SB_SAMPLE_PEEKED = 1u << 5,    /* read without stopping the thread: it was blocked in a
 					* system call (mach on Linux, tc_peek) */
+	SB_SAMPLE_DEFERRED = 1u << 6,  /* taken by the thread itself when it next ran, with the
+					* registers it had at the tick: it was waiting for a CPU
+					* (mach on Linux, tc_defer) */
 };
 
 /* One sample. Fields a mechanism cannot measure hold NaN (doubles) or -1 (integers). */

@@ -16,7 +16,15 @@
  * policy: resume it at once; batch policy: resume all together with one wake-up.
  * Requesting all first matters with more busy threads than cores: a target must run to
  * park (Linux) and each one that parks frees a CPU for the next, instead of the sampler
- * waiting for the scheduler once per target. Between ticks the registry is compacted. */
+ * waiting for the scheduler once per target. Between ticks the registry is compacted.
+ *
+ * A target that has not parked when the sampler stops waiting (its deadline, or a batch
+ * that stalled) is not on a CPU: with more busy threads than cores most of them wait
+ * tens of milliseconds for one. Its request is deferred (tc_defer), not given up: when
+ * it next runs, its handler takes the sample itself before any of its own code runs,
+ * stamped with the tick, and the sampler collects it at a later tick. Each tick that
+ * passes before the thread runs again gets that same stack (it cannot have changed), so
+ * no tick is lost to the scheduler. Darwin never defers: a suspend does not wait. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -56,6 +64,18 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
  * a CPU (release policy). Serving our previous rendezvous costs a blocked thread a few
  * microseconds (TC_IDLE_SLACK_NS at most): that alone does not make it busy. */
 #define MACH_BUSY_CPU_NS (2 * TC_IDLE_SLACK_NS)
+/* A deferred sample stands only if the thread ran no code of its own between the tick and
+ * its handler: its CPU clock at the handler may exceed the clock read in pass 1 by the
+ * wall time from that read to the request (it may still have been running then) plus
+ * this much (switching back in and delivering the signal: a few microseconds). More
+ * means it ran with the signal blocked, and its registers are not the tick's. */
+#define MACH_DEFER_SLACK_NS 50000ull
+/* Ticks a deferred sample may stand for while its thread has not run: with 256 busy
+ * threads on 2 CPUs one waits ~400 ms for a CPU (40 ticks at 100 Hz). Past this the
+ * request is withdrawn and those ticks are lost (a thread that blocks the signal while
+ * it sleeps). The times of the latest MACH_TICK_RING ticks are kept for the owed ones. */
+#define MACH_TICK_RING 1024
+#define MACH_OWED_MAX (MACH_TICK_RING - 1)
 
 struct mach_stats {
 	uint64_t samples_captured;
@@ -81,6 +101,10 @@ struct mach_stats {
 	uint64_t peeks_not_tried; /* not peeked: its previous sample found it running user code */
 	uint64_t rearms;       /* requests served by a signal still undelivered (tc_rearm) */
 	uint64_t peeks_reused; /* peeks whose stack was pushed again: no CPU since the last one */
+	uint64_t deferred;      /* samples a target took itself when it next ran (tc_defer) */
+	uint64_t deferred_owed; /* ticks that reused a deferred sample: no CPU since its tick */
+	uint64_t deferred_void; /* deferred samples discarded: the thread ran before its handler */
+	uint64_t deferred_lost; /* ticks of withdrawn deferrals (blocked signal, thread exited) */
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -97,6 +121,16 @@ struct mach_tstate {
 	uint64_t signal_cpu; /* its CPU clock when its latest signal was sent */
 	int rearmed;        /* that signal, undelivered, was already re-armed once */
 	int last_peeked;    /* its previous sample is a peek (it was blocked then) */
+	uint32_t defer_req; /* an outstanding deferred request, 0 none */
+	uint64_t defer_req_ns;  /* its tick: when it was requested */
+	uint64_t defer_cpu;     /* the thread's CPU clock read in that tick's pass 1 */
+	uint64_t defer_bound;   /* the most its clock may have moved by its handler */
+	uint32_t nowed;         /* later ticks that passed before it ran: they reuse its stack */
+	uint64_t owed_from;     /* ... from this tick on (M.tick_seq numbering) */
+	struct tc_park *defer_park; /* the thread's, kept: it may exit before it is collected */
+	pid_t defer_tid;
+	int defer_index;        /* its workload slot, -1 none */
+	uint64_t seen_tick;     /* the latest tick whose snapshot held it */
 };
 
 struct mach_target {
@@ -117,6 +151,9 @@ static struct {
 	uint64_t interval_ns;
 	uint32_t max_depth;
 	uint64_t start_ns;
+	uint64_t tick_ns;           /* when the current tick began (before its pass 1) */
+	uint64_t tick_seq;          /* ticks begun */
+	uint64_t tick_times[MACH_TICK_RING]; /* tick_ns of tick q at q % MACH_TICK_RING */
 	_Atomic int running;
 	int started;
 	pthread_t thread;
@@ -240,6 +277,164 @@ static void reuse_sample(const struct reg_snap *e)
 		M.st.dropped++;
 }
 
+/* The sample e's thread took itself for deferred request ts->defer_req (its handler, as it
+ * next ran), then one sample for each later tick that passed before it ran: the same
+ * stack, since it had not run. The first carries the CPU since its previous sample and,
+ * as its window, only the handler's own run: the thread was not going to run before it
+ * (it waited for a CPU), so the sampler kept it from nothing else. Its stop latency is 0:
+ * the thread was off the CPU at the request, and its registers are the request's. */
+static void push_deferred(int idx, struct mach_tstate *ts, const struct tc_self_sample *ss)
+{
+	uint64_t *stack = M.stacks + (size_t)idx * M.max_depth;
+	uint32_t depth = ss->depth < M.max_depth ? ss->depth : M.max_depth;
+	enum sb_walk_end end = ss->depth > M.max_depth ? SB_WALK_TRUNCATED : ss->end;
+	uint64_t window = ss->exit_ns > ss->entry_ns ? ss->exit_ns - ss->entry_ns : 0;
+	struct sb_sample s = sample_unknown();
+
+	memcpy(stack, ss->pcs, depth * sizeof(*stack));
+	s.time_ns = ts->defer_req_ns;
+	s.tid = ts->defer_tid;
+	s.thread_index = ts->defer_index;
+	s.weight_ns = ts->defer_cpu > ts->last_cpu ? (double)(ts->defer_cpu - ts->last_cpu) : 0;
+	s.stop_latency_ns = 0;
+	s.suspend_window_ns = (double)window;
+	s.flags = SB_SAMPLE_DEFERRED | (ts->defer_cpu > ts->last_cpu ? SB_SAMPLE_RAN : 0);
+	if (end == SB_WALK_TRUNCATED) {
+		s.flags |= SB_SAMPLE_TRUNCATED;
+	} else if (end != SB_WALK_OK) {
+		s.flags |= SB_SAMPLE_WALK_ERROR;
+		M.st.walk_errors++;
+	}
+	M.st.suspend_time_ns += window;
+	if (window > M.st.max_suspend_ns)
+		M.st.max_suspend_ns = window;
+	ts->last_cpu = ts->defer_cpu;
+	ts->last_ns = ts->defer_req_ns;
+	ts->depth = depth;
+	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
+	ts->have_stack = 1;
+	ts->last_peeked = 0;
+	ts->in_syscall = depth > 0 && tc_pc_at_syscall((uintptr_t)stack[0]);
+	M.st.deferred++;
+	if (sink_push(M.sink, &s, stack, depth) == 0)
+		M.st.samples_captured++;
+	else
+		M.st.dropped++;
+	for (uint32_t k = 0; k < ts->nowed; k++) {
+		struct sb_sample o = sample_unknown();
+		o.time_ns = M.tick_times[(ts->owed_from + k) % MACH_TICK_RING];
+		o.tid = ts->defer_tid;
+		o.thread_index = s.thread_index;
+		o.weight_ns = 0;
+		o.flags = ts->flags | SB_SAMPLE_DEFERRED | SB_SAMPLE_REUSED;
+		ts->last_ns = o.time_ns;
+		M.st.deferred_owed++;
+		if (sink_push(M.sink, &o, stack, depth) == 0)
+			M.st.samples_captured++;
+		else
+			M.st.dropped++;
+	}
+	ts->nowed = 0;
+}
+
+/* Ends e's outstanding deferral without its sample: its ticks are lost. */
+static void drop_deferred(struct tc_park *park, struct mach_tstate *ts)
+{
+	tc_deferred_end(park, ts->defer_req);
+	M.st.deferred_lost += 1 + ts->nowed;
+	ts->defer_req = 0;
+	ts->nowed = 0;
+}
+
+/* Settles a deferred request whose sample the thread has taken (ss): pushes it with its
+ * owed ticks if it stands, and frees the control block for the next request. */
+static void take_deferred(int idx, struct mach_tstate *ts, const struct tc_self_sample *ss)
+{
+	if (ss->cpu_ns <= ts->defer_cpu + ts->defer_bound) {
+		push_deferred(idx, ts, ss);
+		tc_deferred_end(ts->defer_park, ts->defer_req);
+		ts->defer_req = 0;
+	} else {
+		M.st.deferred_void++; /* it ran with the signal blocked first */
+		drop_deferred(ts->defer_park, ts);
+	}
+}
+
+/* Pass 1 for a thread with a deferred request outstanding. Returns 1 when this tick is
+ * settled for it (it still has not run: the tick reuses the deferred stack; or its
+ * handler is taking the sample right now), 0 when it must be sampled afresh (it ran:
+ * its deferred sample, if it stands, is pushed first). cpu: its clock now. */
+static int deferred_step(const struct reg_snap *e, uint64_t cpu)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+	struct tc_self_sample ss;
+
+	switch (tc_deferred_poll(ts->defer_park, ts->defer_req, &ss)) {
+	case TC_SELF_DONE:
+		take_deferred(e->idx, ts, &ss);
+		return 0;
+	case TC_DEFERRED:
+		if (cpu <= ts->defer_cpu + ts->defer_bound && ts->nowed < MACH_OWED_MAX &&
+		    (ts->nowed == 0 || ts->owed_from + ts->nowed == M.tick_seq)) {
+			if (ts->nowed++ == 0)
+				ts->owed_from = M.tick_seq;
+			return 1;
+		}
+		if (cpu > ts->defer_cpu + ts->defer_bound)
+			M.st.deferred_void++; /* runs without taking the signal: blocked */
+		drop_deferred(ts->defer_park, ts);
+		return 0;
+	case TC_BUSY:
+		M.st.threads_skipped++; /* its handler runs now: collected next tick */
+		return 1;
+	default:
+		drop_deferred(ts->defer_park, ts);
+		return 0;
+	}
+}
+
+/* Deferrals of threads this tick's snapshot did not hold (they exited: a thread waiting
+ * for a CPU takes its deferred sample as it runs towards its end), or of every thread
+ * when final (the sampler stops): taken samples are pushed, the rest withdrawn, except a
+ * handler taking one right now, which the next tick collects (never when final). */
+static void settle_departed(int final)
+{
+	for (int i = 0; i < REG_CAP; i++) {
+		struct mach_tstate *ts = &M.ts[i];
+		struct tc_self_sample ss;
+
+		if (!ts->defer_req || (!final && ts->seen_tick == M.tick_seq))
+			continue;
+		int r = tc_deferred_poll(ts->defer_park, ts->defer_req, &ss);
+		if (r == TC_SELF_DONE)
+			take_deferred(i, ts, &ss);
+		else if (r != TC_BUSY || final)
+			drop_deferred(ts->defer_park, ts);
+	}
+}
+
+/* Pending target g did not park in time: defer it (tc_defer) or, where there is no
+ * deferral, give it up. Returns what tc_defer() returned. */
+static int defer_target(struct mach_target *g)
+{
+	int r = tc_defer(&g->t, &g->e->bounds);
+
+	if (r == TC_DEFERRED) {
+		struct mach_tstate *ts = &M.ts[g->e->idx];
+		ts->defer_req = g->t.req;
+		ts->defer_req_ns = g->t.req_ns;
+		ts->defer_cpu = g->cpu_ns;
+		ts->defer_bound = (g->t.req_ns - M.tick_ns) + MACH_DEFER_SLACK_NS;
+		ts->nowed = 0;
+		ts->defer_park = g->t.park;
+		ts->defer_tid = g->e->tid;
+		ts->defer_index = g->e->slot >= 0 ? g->e->slot : sb_index_of_tid(g->e->tid);
+	} else if (r == TC_TIMEOUT) {
+		M.st.timeouts++;
+	}
+	return r;
+}
+
 /* Per-entry state for a thread seen for the first time. Threads registered after start
  * are charged from their birth (their CPU clock starts at 0, like the workload's truth);
  * older ones (the main thread) from the first reading. */
@@ -249,6 +444,13 @@ static void track(const struct reg_snap *e, uint64_t cpu_now)
 
 	if (ts->gen == e->gen)
 		return;
+	if (ts->defer_req) { /* its entry's previous thread exited */
+		struct tc_self_sample ss;
+		if (tc_deferred_poll(ts->defer_park, ts->defer_req, &ss) == TC_SELF_DONE)
+			take_deferred(e->idx, ts, &ss);
+		else
+			drop_deferred(ts->defer_park, ts);
+	}
 	if (ts->peek_fd >= 0)
 		close(ts->peek_fd);
 	memset(ts, 0, sizeof(*ts));
@@ -397,6 +599,9 @@ static int peek_retry(int nwant, int nagain)
 
 static void tick(void)
 {
+	M.tick_ns = sb_now_ns();
+	M.tick_seq++;
+	M.tick_times[M.tick_seq % MACH_TICK_RING] = M.tick_ns;
 	int n = registry_snapshot(M.snap, REG_CAP);
 	int nwant = 0, npend = 0, busy = 0, nagain = 0;
 
@@ -415,6 +620,9 @@ static void tick(void)
 			continue;
 		}
 		track(e, cpu);
+		M.ts[e->idx].seen_tick = M.tick_seq;
+		if (M.ts[e->idx].defer_req && deferred_step(e, cpu))
+			continue;
 		if (M.cfg.idle_skip && is_idle(e, cpu)) {
 			reuse_sample(e);
 			continue;
@@ -431,6 +639,7 @@ static void tick(void)
 		g->peek_again = r == PEEK_RUNNING;
 		nagain += g->peek_again;
 	}
+	settle_departed(0);
 	if (nagain > 0)
 		nwant = peek_retry(nwant, nagain);
 	for (int i = 0; i < nwant; i++)
@@ -497,11 +706,8 @@ static void tick(void)
 			struct mach_target *g = &M.tg[i];
 			int r = tc_poll(&g->t);
 
-			if (r == TC_PENDING && now >= g->t.deadline_ns) {
-				r = tc_cancel(&g->t);
-				if (r == TC_TIMEOUT)
-					M.st.timeouts++;
-			}
+			if (r == TC_PENDING && now >= g->t.deadline_ns)
+				r = defer_target(g);
 			if (r == TC_PARKED) {
 				walk_parked(g);
 				/* Progress is when it parked, not when we walked it: in a batch
@@ -542,10 +748,13 @@ static void tick(void)
 				progress_ns = last;
 			uint64_t check = progress_ns + MACH_BATCH_STALL_NS;
 			if (now >= check) {
+				/* The rest wait for a CPU: defer them all (next pass) rather
+				 * than keep this tick open for them. */
 				release_batch(nresumed, ndone);
 				nresumed = ndone;
-				progress_ns = now;
-				check = now + MACH_BATCH_STALL_NS;
+				for (int i = 0; i < npend; i++)
+					M.tg[i].t.deadline_ns = now;
+				continue;
 			}
 			if (check < next_deadline)
 				next_deadline = check;
@@ -701,6 +910,8 @@ static int mach_stop(void)
 	uint64_t stop_ns = sb_now_ns();
 	atomic_store(&M.running, 0);
 	pthread_join(M.thread, NULL);
+	/* Deferrals still outstanding: push the samples already taken, withdraw the rest. */
+	settle_departed(1);
 	M.st.ticks_planned = (stop_ns - M.start_ns) / M.interval_ns;
 	M.st.eintr_caused = tc_eintr_caused();
 	M.st.spin_releases = tc_spin_releases();
@@ -738,6 +949,10 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_not_tried", (double)M.st.peeks_not_tried },
 		{ "rearms", (double)M.st.rearms },
 		{ "peeks_reused", (double)M.st.peeks_reused },
+		{ "deferred", (double)M.st.deferred },
+		{ "deferred_owed", (double)M.st.deferred_owed },
+		{ "deferred_void", (double)M.st.deferred_void },
+		{ "deferred_lost", (double)M.st.deferred_lost },
 	};
 	int n = (int)ARRAY_SIZE(all);
 

@@ -24,6 +24,7 @@
 #include "sampler/fpwalk.h"
 
 #define TC_TIMEOUT_NS 2000000ull /* give up on a thread that has not parked after 2 ms */
+#define TC_SELF_FRAMES 256     /* frames of a deferred sample (SB_MAX_FRAMES) */
 
 /* Per-thread control block: one per registry entry, never freed, so a handler that runs
  * late (or on a thread that is exiting) always finds valid memory. */
@@ -39,6 +40,12 @@ struct tc_park {
 	_Atomic uint32_t exit_req;
 	_Atomic int32_t cpu;        /* CPU it last parked on, -1 before its first park (Linux) */
 	_Atomic uint32_t sleeping;  /* parked in futex(2): the release must wake it (Linux) */
+	/* A deferred request (Linux, tc_defer): the stack bounds the sampler gives the
+	 * handler, and the sample the handler takes itself, valid once st says SELF_DONE. */
+	_Atomic uintptr_t self_lo, self_hi;
+	uint64_t self_entry_ns, self_exit_ns, self_cpu_ns;
+	uint32_t self_depth, self_end;
+	uint64_t self_pcs[TC_SELF_FRAMES];
 };
 
 /* The sampler's view of one stop request. */
@@ -58,6 +65,18 @@ enum tc_status {
 	TC_BUSY,       /* an earlier request is still undelivered (signal blocked): skipped */
 	TC_TIMEOUT,    /* given up */
 	TC_ERROR,
+	TC_DEFERRED,   /* the thread takes its own sample when it next runs (tc_defer) */
+	TC_SELF_DONE,  /* ... and has taken it */
+};
+
+/* A sample a target took itself (tc_deferred_poll); pcs point into its control block. */
+struct tc_self_sample {
+	const uint64_t *pcs;
+	uint32_t depth;
+	enum sb_walk_end end;
+	uint64_t entry_ns; /* sb_now_ns() as its handler started: it ran again from here */
+	uint64_t exit_ns;  /* ... and as the handler ended */
+	uint64_t cpu_ns;   /* its CPU clock as the handler started */
 };
 
 /* Installs the mechanism (Linux: the rendezvous handler for tc_signo()). Returns 0 or -1
@@ -85,6 +104,21 @@ int tc_rearm(struct tc_target *t);
 int tc_poll(struct tc_target *t);
 /* Gives up on t: TC_TIMEOUT, or TC_PARKED when it parked meanwhile (resume it). */
 int tc_cancel(struct tc_target *t);
+/* Instead of giving up on pending t: the thread takes its own sample when it next runs,
+ * before any of its own code, and does not park (Linux; see thread_ctl_linux.c). b: its
+ * stack bounds. Only for a request that did not park while the sampler waited, i.e. a
+ * thread that is not on a CPU: its registers cannot change before it runs. Returns
+ * TC_DEFERRED; TC_PARKED when it parked meanwhile (resume it); TC_TIMEOUT where there
+ * is no deferral (Darwin: a suspend never waits for the scheduler). */
+int tc_defer(struct tc_target *t, const struct sb_stack_bounds *b);
+/* Deferred request req of p: TC_DEFERRED while the thread has not run, TC_BUSY while its
+ * handler takes the sample, TC_SELF_DONE with *out filled (valid until tc_deferred_end),
+ * TC_TIMEOUT when p holds another request. */
+int tc_deferred_poll(const struct tc_park *p, uint32_t req, struct tc_self_sample *out);
+/* Ends deferred request req of p: withdraws it if the thread has not taken it yet
+ * (TC_TIMEOUT: its handler will return at once), or releases a taken sample after the
+ * caller read it (TC_SELF_DONE). TC_BUSY: the handler is taking it now; call again. */
+int tc_deferred_end(struct tc_park *p, uint32_t req);
 /* A counter that moves whenever some thread parks; read it before polling, then pass it
  * to tc_wait(), which sleeps until it moves or until deadline_ns. */
 uint32_t tc_doorbell(void);

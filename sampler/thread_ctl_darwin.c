@@ -105,6 +105,29 @@ int tc_cancel(struct tc_target *t)
 	return TC_TIMEOUT; /* never pending: tc_poll() is synchronous */
 }
 
+/* thread_suspend() of a thread that is not on a CPU returns at once: nothing to defer. */
+int tc_defer(struct tc_target *t, const struct sb_stack_bounds *b)
+{
+	(void)t;
+	(void)b;
+	return TC_TIMEOUT;
+}
+
+int tc_deferred_poll(const struct tc_park *p, uint32_t req, struct tc_self_sample *out)
+{
+	(void)p;
+	(void)req;
+	(void)out;
+	return TC_TIMEOUT;
+}
+
+int tc_deferred_end(struct tc_park *p, uint32_t req)
+{
+	(void)p;
+	(void)req;
+	return TC_TIMEOUT;
+}
+
 uint32_t tc_doorbell(void)
 {
 	return 0;

@@ -6,11 +6,21 @@
  * the doorbell (a futex the sampler may sleep on) and waits on its own futex until the
  * sampler flips the request to RELEASED. Then it restores errno and returns.
  *
- * p->st holds request number << 2 | phase. Only the sampler creates requests, one at a
+ * p->st holds request number << 3 | phase. Only the sampler creates requests, one at a
  * time per thread, with a fresh number each. The handler parks only by a CAS from
  * (req, REQUESTED) to (req, PARKED); the sampler gives up only by a CAS from
- * (req, REQUESTED) to (req, IDLE). Exactly one wins, so a handler that runs after the
- * sampler gave up finds no REQUESTED phase and returns at once: nothing parks forever. */
+ * (req, REQUESTED) to (req, IDLE) or (req, DEFERRED). Exactly one wins, so a handler that
+ * runs after the sampler gave up finds no REQUESTED phase and returns at once: nothing
+ * parks forever.
+ *
+ * Deferred requests: a target that has not parked when the sampler stops waiting is not
+ * on a CPU (one that runs takes the signal within microseconds), so its registers are the
+ * ones it was preempted with and cannot change before it runs again; and when it runs,
+ * the kernel delivers the pending signal before any of its own code. tc_defer() flips the
+ * request to DEFERRED: the handler then takes the sample itself (DEFERRED -> SELF by CAS,
+ * walks its own stack into p->self_pcs, -> SELF_DONE) and returns without parking. The
+ * sampler collects it at a later tick (tc_deferred_poll), or withdraws it by a CAS from
+ * DEFERRED to IDLE, which the handler's CAS loses or wins, never both. */
 #ifndef __APPLE__
 
 #include "sampler/thread_ctl.h"
@@ -34,10 +44,19 @@
 
 #define TC_SIG_OFFSET 5 /* SIGRTMIN+5: clear of glibc's and the other samplers' signals */
 
-enum { PH_IDLE = 0, PH_REQUESTED = 1, PH_PARKED = 2, PH_RELEASED = 3 };
+enum {
+	PH_IDLE = 0,
+	PH_REQUESTED = 1,
+	PH_PARKED = 2,
+	PH_RELEASED = 3,
+	PH_DEFERRED = 4, /* take your own sample when you next run */
+	PH_SELF = 5,     /* the handler is taking it */
+	PH_SELF_DONE = 6 /* taken: p->self_* hold it */
+};
 
-#define ST(req, ph) (((req) << 2) | (ph))
-#define PHASE(st) ((st) & 3u)
+#define ST(req, ph) (((req) << 3) | (ph))
+#define PHASE(st) ((st) & 7u)
+#define REQ_MASK 0x1fffffffu /* request numbers: 29 bits, never 0 */
 
 static __thread struct tc_park *self_park SB_TLS;
 static __thread uint32_t self_ident SB_TLS;
@@ -156,6 +175,27 @@ static void wait_release(struct tc_park *p, uint32_t parked, int cpu)
 	atomic_store(&p->sleeping, 0);
 }
 
+/* The deferred sample, in the target's handler, before any of its own code runs again:
+ * its CPU clock, then its own stack walked from the interrupted registers into the
+ * control block, then SELF_DONE (release: the sampler reads the rest after it). base is
+ * the request's st without its phase. Async-signal-safe: clock_gettime(2) and reads of
+ * its own stack. */
+static void take_own_sample(struct tc_park *p, uint32_t base, const struct sb_regs *r)
+{
+	struct sb_stack_bounds b = {
+		.lo = atomic_load_explicit(&p->self_lo, memory_order_relaxed),
+		.hi = atomic_load_explicit(&p->self_hi, memory_order_relaxed),
+	};
+	uint32_t depth = 0;
+
+	p->self_entry_ns = sb_now_ns();
+	p->self_cpu_ns = sb_thread_cpu_ns();
+	p->self_end = (uint32_t)fp_walk(r, &b, p->self_pcs, TC_SELF_FRAMES, &depth, NULL, NULL);
+	p->self_depth = depth;
+	p->self_exit_ns = sb_now_ns();
+	atomic_store_explicit(&p->st, base | PH_SELF_DONE, memory_order_release);
+}
+
 /* Async-signal-safe: atomics, futex(2), clock_gettime(2), sched_getcpu() only. */
 static void rendezvous(int sig, siginfo_t *si, void *ucv)
 {
@@ -175,6 +215,11 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 	regs_from_ucontext(uc, &r);
 
 	uint32_t s = atomic_load(&p->st);
+	if (PHASE(s) == PH_DEFERRED) {
+		if (atomic_compare_exchange_strong(&p->st, &s, (s & ~7u) | PH_SELF))
+			take_own_sample(p, s & ~7u, &r);
+		goto out; /* lost the CAS: withdrawn meanwhile */
+	}
 	for (;;) {
 		if (PHASE(s) != PH_REQUESTED)
 			goto out; /* late, spurious, or given up: never park */
@@ -185,10 +230,10 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 		atomic_store_explicit(&p->lr, r.lr, memory_order_relaxed);
 		atomic_store_explicit(&p->ident, self_ident, memory_order_relaxed);
 		atomic_store_explicit(&p->parked_ns, sb_now_ns(), memory_order_relaxed);
-		if (atomic_compare_exchange_weak(&p->st, &s, (s & ~3u) | PH_PARKED))
+		if (atomic_compare_exchange_weak(&p->st, &s, (s & ~7u) | PH_PARKED))
 			break;
 	}
-	uint32_t parked = (s & ~3u) | PH_PARKED;
+	uint32_t parked = (s & ~7u) | PH_PARKED;
 	int cpu = sched_getcpu();
 	atomic_store_explicit(&p->cpu, cpu, memory_order_relaxed);
 	/* A batch tick walks nothing before the last park: only the last one wakes the
@@ -204,7 +249,7 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 	/* Released: not in the stopped window any more. */
 	if (atomic_load_explicit(&tick_cpu_after, memory_order_relaxed))
 		atomic_store_explicit(&p->cpu_after, sb_thread_cpu_ns(), memory_order_relaxed);
-	atomic_store_explicit(&p->exit_req, parked >> 2, memory_order_release);
+	atomic_store_explicit(&p->exit_req, parked >> 3, memory_order_release);
 out:
 	errno = saved_errno;
 }
@@ -384,7 +429,7 @@ int tc_request(struct tc_target *t)
 	if ((int32_t)(atomic_load(&p->sent) - atomic_load(&p->entered)) > 0)
 		return TC_BUSY;
 	do
-		req = (atomic_fetch_add(&next_req, 1) + 1) & 0x3fffffffu;
+		req = (atomic_fetch_add(&next_req, 1) + 1) & REQ_MASK;
 	while (req == 0);
 	t->req = req;
 	t->req_ns = sb_now_ns();
@@ -414,7 +459,7 @@ int tc_rearm(struct tc_target *t)
 	if ((int32_t)(atomic_load(&p->sent) - atomic_load(&p->entered)) <= 0)
 		return tc_request(t); /* delivered meanwhile */
 	do
-		req = (atomic_fetch_add(&next_req, 1) + 1) & 0x3fffffffu;
+		req = (atomic_fetch_add(&next_req, 1) + 1) & REQ_MASK;
 	while (req == 0);
 	t->req = req;
 	t->req_ns = sb_now_ns();
@@ -448,6 +493,55 @@ int tc_cancel(struct tc_target *t)
 		return TC_TIMEOUT;
 	}
 	return want == ST(t->req, PH_PARKED) ? TC_PARKED : TC_TIMEOUT;
+}
+
+int tc_defer(struct tc_target *t, const struct sb_stack_bounds *b)
+{
+	struct tc_park *p = t->park;
+	uint32_t want = ST(t->req, PH_REQUESTED);
+
+	/* The bounds are read by the handler only after it wins DEFERRED -> SELF, which
+	 * our CAS below publishes (seq_cst). */
+	atomic_store_explicit(&p->self_lo, b->lo, memory_order_relaxed);
+	atomic_store_explicit(&p->self_hi, b->hi, memory_order_relaxed);
+	if (atomic_compare_exchange_strong(&p->st, &want, ST(t->req, PH_DEFERRED))) {
+		atomic_fetch_sub(&tick_pending, 1); /* it will never park */
+		return TC_DEFERRED;
+	}
+	return want == ST(t->req, PH_PARKED) ? TC_PARKED : TC_TIMEOUT;
+}
+
+int tc_deferred_poll(const struct tc_park *p, uint32_t req, struct tc_self_sample *out)
+{
+	uint32_t s = atomic_load_explicit(&p->st, memory_order_acquire);
+
+	if (s == ST(req, PH_DEFERRED))
+		return TC_DEFERRED;
+	if (s == ST(req, PH_SELF))
+		return TC_BUSY;
+	if (s != ST(req, PH_SELF_DONE))
+		return TC_TIMEOUT;
+	out->pcs = p->self_pcs;
+	out->depth = p->self_depth <= TC_SELF_FRAMES ? p->self_depth : TC_SELF_FRAMES;
+	out->end = (enum sb_walk_end)p->self_end;
+	out->entry_ns = p->self_entry_ns;
+	out->exit_ns = p->self_exit_ns;
+	out->cpu_ns = p->self_cpu_ns;
+	return TC_SELF_DONE;
+}
+
+int tc_deferred_end(struct tc_park *p, uint32_t req)
+{
+	uint32_t want = ST(req, PH_DEFERRED);
+
+	if (atomic_compare_exchange_strong(&p->st, &want, ST(req, PH_IDLE)))
+		return TC_TIMEOUT; /* withdrawn: its handler will return at once */
+	if (want == ST(req, PH_SELF))
+		return TC_BUSY;
+	if (want == ST(req, PH_SELF_DONE) &&
+	    atomic_compare_exchange_strong(&p->st, &want, ST(req, PH_IDLE)))
+		return TC_SELF_DONE;
+	return TC_TIMEOUT; /* not this request any more */
 }
 
 uint32_t tc_doorbell(void)

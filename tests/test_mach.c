@@ -167,8 +167,15 @@ static void test_samples_every_thread(void **state)
 		const struct worker *wk = &w[s->thread_index];
 		assert_int_equal(s->tid, atomic_load(&wk->tid));
 		assert_true(s->depth >= 1);
-		assert_true(s->stop_latency_ns >= 0 && s->suspend_window_ns >= s->stop_latency_ns);
-		assert_false(s->flags & SB_SAMPLE_REUSED);
+		/* Without idle skip a stack is reused only for a tick that passed while its
+		 * thread waited for a CPU to take a deferred sample: it stopped nobody. */
+		if (s->flags & SB_SAMPLE_REUSED) {
+			assert_true(s->flags & SB_SAMPLE_DEFERRED);
+			assert_true(isnan(s->suspend_window_ns) && s->weight_ns == 0);
+		} else {
+			assert_true(s->stop_latency_ns >= 0 &&
+				    s->suspend_window_ns >= s->stop_latency_ns);
+		}
 		per[s->thread_index]++;
 		/* The registers are the target's own: its leaf names its slot. */
 		if (wl_slot_of_pc(sink->frames[s->frame_offset]) == s->thread_index)
@@ -313,8 +320,10 @@ static void test_rearm_served(void **state)
 }
 
 /* A thread that blocks the signal and sleeps never runs, so its CPU clock cannot tell it
- * from one waiting for a CPU: it is re-armed once, then skipped, not waited for every
- * tick. */
+ * from one waiting for a CPU: its first request is deferred (it would take its own
+ * sample when it runs), later ticks wait for nothing and owe it that sample, and when the
+ * sampler stops without it, every one of those ticks is counted lost: no sample is
+ * invented for a thread whose registers were never read. */
 static int sleeper_pipe[2];
 
 static void *blocked_sleeper(void *arg)
@@ -332,7 +341,7 @@ static void *blocked_sleeper(void *arg)
 	return NULL;
 }
 
-static void test_blocked_sleeper_rearmed_once(void **state)
+static void test_blocked_sleeper_deferred(void **state)
 {
 	(void)state;
 	struct worker w[2] = { { .index = 0 }, { .index = 1 } };
@@ -359,12 +368,15 @@ static void test_blocked_sleeper_rearmed_once(void **state)
 		if (k >= 0)
 			per[k]++;
 	}
-	print_message("sleeper %zu, spinner %zu, rearms %.0f, timeouts %.0f, ticks %.0f\n",
-		      per[0], per[1], stat("rearms"), stat("timeouts"), stat("ticks_done"));
+	print_message("sleeper %zu, spinner %zu, rearms %.0f, deferred lost %.0f, ticks %.0f\n",
+		      per[0], per[1], stat("rearms"), stat("deferred_lost"), stat("ticks_done"));
 	assert_int_equal(per[0], 0);
 	assert_true(per[1] >= 5);
-	assert_int_equal(stat("rearms"), 1);
+	assert_int_equal(stat("rearms"), 0);
 	assert_true(stat("ticks_done") >= 5);
+	/* Its first tick may come before it registered: all but that one are its losses
+	 * (the spinner's own, if the host preempts it, come on top). */
+	assert_true(stat("deferred_lost") >= stat("ticks_done") - 1);
 }
 
 /* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
@@ -704,7 +716,7 @@ int main(void)
 		cmocka_unit_test(test_blocked_signal_skipped),
 		cmocka_unit_test(test_late_handler_returns),
 		cmocka_unit_test(test_rearm_served),
-		cmocka_unit_test(test_blocked_sleeper_rearmed_once),
+		cmocka_unit_test(test_blocked_sleeper_deferred),
 		cmocka_unit_test(test_churn_balanced),
 		cmocka_unit_test(test_idle_skip),
 		cmocka_unit_test(test_eintr_counted),
