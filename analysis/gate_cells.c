@@ -22,8 +22,8 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 
 	memset(cls, 0, sizeof(*cls));
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(runs[i].sampler, sampler) && (!r || runs[i].status == SB_RUN_OK))
-			if (!r || r->status != SB_RUN_OK)
+		if (!strcmp(runs[i].sampler, sampler) && (!r || run_scored(runs[i].status)))
+			if (!r || !run_scored(r->status))
 				r = &runs[i];
 	cls->clock = r ? r->clock : s ? (int)s->clock : SB_CLOCK_CPU;
 	double caps = r ? run_stat(r, "class_caps") : NAN;
@@ -109,6 +109,7 @@ int gate_cells_build(const struct gate_side *side, struct cells *cs)
 		cs->v[c].n++;
 		cs->v[c].failed += r->status == SB_RUN_FAILED || r->status == SB_RUN_INCOMPLETE;
 		cs->v[c].skipped += r->status == SB_RUN_SKIPPED;
+		cs->v[c].lossy += r->status == SB_RUN_LOSSY;
 	}
 	size_t off = 0;
 	for (size_t c = 0; c < cs->n; c++) {
@@ -145,7 +146,7 @@ size_t gate_cell_values(const struct gate_side *side, const struct cell *c, cons
 	size_t k = 0;
 
 	if (pi >= 0) {
-		out[0] = pi == 0 ? c->failed : c->skipped;
+		out[0] = pi == 0 ? c->failed : pi == 1 ? c->skipped : c->lossy;
 		return 1;
 	}
 	mi = gate_metric_index(metric);
@@ -153,7 +154,7 @@ size_t gate_cell_values(const struct gate_side *side, const struct cell *c, cons
 		return 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
-		if (r->status != SB_RUN_OK)
+		if (!run_scored(r->status))
 			continue;
 		double v = *(const double *)((const char *)&r->metrics + sb_metric_infos[mi].offset);
 		if (!isnan(v))

@@ -2,7 +2,7 @@
  * rules, host facts, floors, pooled quantiles, expect lines), regressions against a baseline
  * or inside an A/B file (gate_regress.c) added, and the result assembled. Cells and hosts
  * are in gate_cells.c. Only ok runs give metric values; failed and skipped runs are counted in the
- * pseudo metrics failed_runs and skipped_runs. */
+ * pseudo metrics failed_runs, skipped_runs and lossy_runs. */
 #include "analysis/gate_int.h"
 #include "core/util.h"
 
@@ -216,7 +216,7 @@ static int cell_sampled(const struct gate_side *side, const struct cell *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
-		if (r->status == SB_RUN_OK && r->nsamples > 0)
+		if (run_scored(r->status) && r->nsamples > 0)
 			return 1;
 	}
 	return 0;

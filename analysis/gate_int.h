@@ -25,7 +25,7 @@ extern const struct gate_cap_name gate_cap_names[GATE_NCAPS];
 
 extern const char *const gate_op_names[6]; /* by enum gate_op */
 
-/* Index of a cell-level pseudo metric (failed_runs, skipped_runs), or -1. */
+/* Index of a cell-level pseudo metric (failed_runs, skipped_runs, lossy_runs), or -1. */
 int gate_pseudo_index(const char *name);
 /* 1 when the metric is in ns (its name ends in _ns). */
 int gate_is_ns_metric(const char *name);
@@ -39,7 +39,7 @@ struct cell {
 	double hz;
 	size_t *runs; /* indices of the cell's runs */
 	size_t n;
-	int failed, skipped;
+	int failed, skipped, lossy;
 	struct gate_class cls;
 };
 

@@ -35,7 +35,7 @@ int gate_cap_find(const char *name, unsigned *cap)
 }
 
 /* Cell-level counts that budgets can name like metrics. */
-static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs" };
+static const char *const pseudo_metrics[] = { "failed_runs", "skipped_runs", "lossy_runs" };
 #define NPSEUDO ARRAY_SIZE(pseudo_metrics)
 
 const char *const gate_op_names[6] = { "<=", ">=", "<", ">", "==", "!=" };

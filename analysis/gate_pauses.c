@@ -23,7 +23,7 @@ const struct sb_run *gate_worst_run(const struct gate_side *side, const struct c
 		return NULL;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
-		if (r->status != SB_RUN_OK)
+		if (!run_scored(r->status))
 			continue;
 		double x = *(const double *)((const char *)&r->metrics + sb_metric_infos[mi].offset);
 		if (!isnan(x) && (isnan(*v) || (low ? x < *v : x > *v))) {

@@ -78,7 +78,7 @@ int pooled_quantile(const struct gate_side *side, const struct cell *c, const ch
 	pl->q = pooled_metrics[pi].q;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
-		if (r->status == SB_RUN_OK && r->samples)
+		if (run_scored(r->status) && r->samples)
 			total += r->nsamples;
 	}
 	if (total == 0)
@@ -91,7 +91,7 @@ int pooled_quantile(const struct gate_side *side, const struct cell *c, const ch
 	}
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
-		if (r->status != SB_RUN_OK || !r->samples)
+		if (!run_scored(r->status) || !r->samples)
 			continue;
 		for (size_t j = 0; j < r->nsamples; j++) {
 			/* as metrics.c: a wall sampler's idle non-workload threads are left out */
@@ -193,8 +193,8 @@ static void paired_worse(const struct gate_side *a, const struct cell *ac, const
 		const struct sb_run *ra = &a->runs[ac->runs[i]];
 		for (size_t j = 0; j < bc->n; j++) {
 			const struct sb_run *rb = &b->runs[bc->runs[j]];
-			if (rb->repetition != ra->repetition || ra->status != SB_RUN_OK ||
-			    rb->status != SB_RUN_OK)
+			if (rb->repetition != ra->repetition || !run_scored(ra->status) ||
+			    !run_scored(rb->status))
 				continue;
 			double va = run_quantile(ra, field, q, buf), vb = run_quantile(rb, field, q, buf);
 			if (isnan(va) || isnan(vb))

@@ -177,7 +177,7 @@ void metrics_pause_excess(struct sb_run *r, const struct sb_run *done, size_t nd
 		const struct sb_run *d = &done[i];
 		if (strcmp(d->sampler, "none") || (d->variant[0] && strcmp(d->variant, r->variant)) ||
 		    strcmp(d->workload, r->workload) || d->threads != r->threads ||
-		    d->duration_s != r->duration_s || d->status != SB_RUN_OK)
+		    d->duration_s != r->duration_s || !run_scored(d->status))
 			continue;
 		if (!isnan(d->metrics.pause_fraction)) {
 			f += d->metrics.pause_fraction;

@@ -58,6 +58,7 @@ MIN_EXPECTED = 30      # cells expecting fewer samples are too small to judge a 
 OVERHEAD_TOL = 0.05    # throughput loss above this
 
 FIRST = ["itimer", "mach"]  # the comparison the report is for, then the others
+SCORED = ("ok", "lossy")  # statuses whose runs have metrics (core/run.h)
 
 
 # ---------------------------------------------------------------- loading
@@ -123,7 +124,7 @@ def load_file(path):
                 r["tick_hz"], r["nproc"], r["file"] = attrs["tick_hz"], attrs["nproc"], path
                 g = f.get(r["group"])
                 r["host"] = run_host(g, attrs, root_tables)
-                if r["status"] == "ok" and g is not None:
+                if r["status"] in SCORED and g is not None:
                     s = g["samples"][:]
                     r["stop_ns"] = s["stop_latency_ns"].astype(float)
                     r["window_ns"] = s["suspend_window_ns"].astype(float)
@@ -212,7 +213,8 @@ def sampler_order(runs):
 
 
 def ok(runs):
-    return [r for r in runs if r["status"] == "ok"]
+    """The runs with metrics: ok, and lossy (finished, but its sampler lost samples)."""
+    return [r for r in runs if r["status"] in SCORED]
 
 
 def stat(values):

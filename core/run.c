@@ -62,6 +62,7 @@ const char *run_status_name(int status)
 	case SB_RUN_FAILED: return "failed";
 	case SB_RUN_SKIPPED: return "skipped";
 	case SB_RUN_INCOMPLETE: return "incomplete";
+	case SB_RUN_LOSSY: return "lossy";
 	}
 	return "unknown";
 }

@@ -99,8 +99,19 @@ struct sb_host {
 };
 
 /* SB_RUN_INCOMPLETE: the run finished but its truth does not cover the program (sampbench
- * exec: threads it could not read); judged like a failed run. */
-enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED, SB_RUN_INCOMPLETE };
+ * exec: threads it could not read); judged like a failed run.
+ * SB_RUN_LOSSY: the run finished and is scored like an ok one, but its wall-clock sampler
+ * took fewer than SB_LOSSY_RATE of the samples its rate promised for the time the threads
+ * lived (lost to timeouts, threads it could not stop, ticks it missed): the reason says
+ * how many. The gate's rate rules judge it; the status says it at once. */
+enum sb_status { SB_RUN_OK = 0, SB_RUN_FAILED, SB_RUN_SKIPPED, SB_RUN_INCOMPLETE, SB_RUN_LOSSY };
+#define SB_LOSSY_RATE 0.95
+
+/* 1 when a run of this status has metrics to judge (ok or lossy), 0 otherwise. */
+static inline int run_scored(int status)
+{
+	return status == SB_RUN_OK || status == SB_RUN_LOSSY;
+}
 
 struct sb_run {
 	int64_t run_id;

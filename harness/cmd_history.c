@@ -209,7 +209,7 @@ static double cell_value(const struct hfile *h, const struct cell *c,
 
 	for (size_t i = 0; i < h->n && k < 1024; i++) {
 		const struct sb_run *r = &h->runs[i];
-		if (r->status != SB_RUN_OK || !strcmp(r->variant, "B") || strcmp(r->sampler, c->sampler) ||
+		if (!run_scored(r->status) || !strcmp(r->variant, "B") || strcmp(r->sampler, c->sampler) ||
 		    strcmp(r->workload, c->workload) || r->threads != c->threads || r->hz != c->hz)
 			continue;
 		memcpy(&v[k++], (const char *)&r->metrics + mi->offset, sizeof(double));

@@ -149,8 +149,9 @@ static void print_table(FILE *out, const struct sb_run *runs, size_t n, const st
 	for (size_t i = 0; i < n; i++)
 		fill_row(cells + (i + 1) * w, &runs[i], cols, ncols);
 	for (size_t i = 0; i <= n; i++) {
-		/* a run that did not finish prints its reason over the metric columns */
-		int reason = i && runs[i - 1].status != SB_RUN_OK && runs[i - 1].reason[0];
+		/* a run that did not finish prints its reason over the metric columns; a lossy
+		 * one, scored, after them */
+		int reason = i && !run_scored(runs[i - 1].status) && runs[i - 1].reason[0];
 		size_t upto = reason ? ID_COLS : w;
 
 		for (size_t c = 0; c < upto; c++)
@@ -159,7 +160,7 @@ static void print_table(FILE *out, const struct sb_run *runs, size_t n, const st
 	}
 	for (size_t i = 0; i <= n; i++) {
 		int reason = i && runs[i - 1].status != SB_RUN_OK && runs[i - 1].reason[0];
-		size_t upto = reason ? ID_COLS : w;
+		size_t upto = reason && !run_scored(runs[i - 1].status) ? ID_COLS : w;
 
 		for (size_t c = 0; c < upto; c++) {
 			if (c)

@@ -274,6 +274,21 @@ void run_init(struct sb_run *r, const struct run_spec *spec, int64_t run_id)
 	iso_now(r->start_time, sizeof(r->start_time));
 }
 
+/* A wall-clock sampler samples every live thread every tick: the truth (each thread's
+ * alive time x hz) says how many samples it owes. An ok run that took fewer than
+ * SB_LOSSY_RATE of them is lossy, and says how many it lost. */
+static void mark_lossy(struct sb_run *r)
+{
+	double w = r->metrics.wall_rate_accuracy;
+
+	if (r->status != SB_RUN_OK || r->clock != SB_CLOCK_WALL || isnan(w) || w >= SB_LOSSY_RATE)
+		return;
+	r->status = SB_RUN_LOSSY;
+	snprintf(r->reason, sizeof(r->reason),
+		 "lost %.0f %% of the samples its rate owes the threads' lives (%.0f of %.0f taken)",
+		 100 * (1 - w), r->metrics.nsamples, r->metrics.nsamples / w);
+}
+
 int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 {
 	struct sb_sink *sink = NULL;
@@ -357,6 +372,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	}
 	if (r->status != SB_RUN_SKIPPED)
 		metrics_compute(r, spec->workload);
+	mark_lossy(r);
 	rc = 0;
 cleanup:
 	if (sh != MAP_FAILED)

@@ -82,7 +82,7 @@ static double none_ops_per_s(const struct sb_run *done, size_t ndone, const stru
 		/* a `none` of a variant is that variant's reference; one without is everyone's */
 		if (strcmp(d->sampler, "none") || (d->variant[0] && strcmp(d->variant, r->variant)) ||
 		    strcmp(d->workload, r->workload) ||
-		    d->threads != r->threads || d->duration_s != r->duration_s || d->status != SB_RUN_OK)
+		    d->threads != r->threads || d->duration_s != r->duration_s || !run_scored(d->status))
 			continue;
 		double v = ops_per_s(d);
 		if (!isnan(v)) {
@@ -179,17 +179,17 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 			rc = SB_EXIT_FAIL;
 			break;
 		}
-		if (r.status == SB_RUN_OK && strcmp(r.sampler, "none") != 0) {
+		if (run_scored(r.status) && strcmp(r.sampler, "none") != 0) {
 			double base = none_ops_per_s(done, ndone, &r);
 			r.metrics.overhead = ops_per_s(&r) / base;
-		} else if (r.status == SB_RUN_OK) {
+		} else if (run_scored(r.status)) {
 			r.metrics.overhead = 1.0;
 		}
-		if (r.status == SB_RUN_OK && strcmp(r.sampler, "none") != 0)
+		if (run_scored(r.status) && strcmp(r.sampler, "none") != 0)
 			metrics_pause_excess(&r, done, ndone);
-		else if (r.status == SB_RUN_OK && !isnan(r.metrics.pause_fraction))
+		else if (run_scored(r.status) && !isnan(r.metrics.pause_fraction))
 			r.metrics.pause_excess_fraction = r.metrics.pause_excess_p99_ns = 0;
-		if (r.status == SB_RUN_OK)
+		if (run_scored(r.status))
 			metrics_floor_ratios(&r, &host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
 		if (h5_append_run(f, &r) != 0) {
 			sb_err("%s", h5_strerror(f));

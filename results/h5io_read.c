@@ -374,7 +374,7 @@ static int run_from_row(struct rd *rd, struct runs_row *row, size_t i, struct sb
 	terminate(row->start_time, sizeof(row->start_time));
 	terminate(row->clock, sizeof(row->clock));
 	terminate(row->variant, sizeof(row->variant));
-	for (int s = SB_RUN_OK; s <= SB_RUN_INCOMPLETE; s++)
+	for (int s = SB_RUN_OK; s <= SB_RUN_LOSSY; s++)
 		if (strcmp(row->status, run_status_name(s)) == 0)
 			status = s;
 	if (status < 0) {

@@ -76,10 +76,10 @@ static void test_bad_hz(void **state)
 static void test_bad_threads(void **state)
 {
 	(void)state;
-	expect_usage_error("--threads must be between 1 and 64",
+	expect_usage_error("--threads must be between 1 and 256",
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "0", "-o", out_path));
-	expect_usage_error("--threads must be between 1 and 64",
-			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "65", "-o", out_path));
+	expect_usage_error("--threads must be between 1 and 256",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "257", "-o", out_path));
 }
 
 static void test_missing_and_unknown_options(void **state)

@@ -68,7 +68,7 @@ def summarize(path, gate_path, scaling_path):
             continue
         cells.setdefault(key, []).append(r)
     for (smp, wl, thr, hz), rows in sorted(cells.items()):
-        ok = [r for r in rows if text(r["status"]) == "ok"]
+        ok = [r for r in rows if text(r["status"]) in ("ok", "lossy")]
         med = {}
         for m in METRICS:
             vals = [float(r[m]) for r in ok if m in r.dtype.names and not math.isnan(float(r[m]))]

@@ -1,4 +1,4 @@
-/* mach_scaling.c - per-tick cost of the `mach` sampler for 1..64 busy threads, against
+/* mach_scaling.c - per-tick cost of the `mach` sampler for 1..256 busy threads, against
  * this host's floors measured in the same run.
  *
  *   make build/mach_scaling      (also run by `make bench PROFILE=full`)
@@ -6,10 +6,14 @@
  *
  * First it calibrates the host (harness/calibrate.h) and prints the floors. Then for each
  * N it spins N threads in their slot leaves, samples them for S seconds and prints one
- * row: ticks done/planned, timeouts, stop latency and suspend window percentiles, the
- * sampler's CPU per tick and per thread-sample, its CPU share, and the same as ratios to
- * the floors: window p50 / rendezvous p50, window p99 / rendezvous p99, CPU per tick /
- * (N x syscall p50). Absolute µs move 2-4x between hosts; the ratios are what compares. */
+ * row: ticks done/planned, the wall rate (samples of the N threads / (N x planned
+ * ticks)), the thread-ticks lost (timeouts and withdrawn deferrals), the share of samples
+ * the threads took themselves (deferred: they waited for a CPU), stop latency and suspend
+ * window percentiles (of the samples that stopped a thread), the sampler's CPU per tick
+ * and per thread-sample, its CPU share, and the same as ratios to the floors: window p50
+ * / rendezvous p50, window p99 / rendezvous p99, CPU per tick / (N x syscall p50). Last,
+ * the least-squares slope of CPU per tick against N, in us per thread. Absolute us move
+ * 2-4x between hosts; the ratios are what compares. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,7 +57,8 @@ int main(int argc, char **argv)
 {
 	double hz = 100, seconds = 2;
 	int idle = 0, rt = 1, ns[16], nn = 0;
-	static const int def[] = { 1, 2, 4, 8, 16, 32, 64 };
+	static const int def[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256 };
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--hz") && i + 1 < argc)
@@ -64,11 +69,16 @@ int main(int argc, char **argv)
 			idle = 1;
 		else if (!strcmp(argv[i], "--no-rt"))
 			rt = 0;
-		else if (nn < 16)
+		else if (nn < 16 && atoi(argv[i]) >= 1 && atoi(argv[i]) <= SB_MAX_THREADS)
 			ns[nn++] = atoi(argv[i]);
+		else {
+			fprintf(stderr, "mach_scaling: bad argument '%s' (threads 1..%d)\n", argv[i],
+				SB_MAX_THREADS);
+			return 2;
+		}
 	}
 	if (nn == 0)
-		for (nn = 0; nn < 7; nn++)
+		for (nn = 0; nn < (int)(sizeof(def) / sizeof(def[0])); nn++)
 			ns[nn] = def[nn];
 
 	static struct sb_host host;
@@ -86,9 +96,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mach_scaling: out of memory\n");
 		return 1;
 	}
-	printf("%4s %6s %6s %8s %8s %8s %8s %8s %9s %9s %7s %7s %7s %8s\n", "thr", "ticks",
-	       "planned", "timeouts", "stp50us", "stp99us", "win50us", "win99us", "cpu/tick",
-	       "us/thread", "cpu%", "w50/fl", "w99/fl", "tick/fl");
+	printf("%4s %6s %6s %6s %7s %7s %8s %8s %8s %8s %9s %9s %7s %7s %7s %8s\n", "thr", "ticks",
+	       "planned", "rate", "lost", "defer%", "stp50us", "stp99us", "win50us", "win99us",
+	       "cpu/tick", "us/thread", "cpu%", "w50/fl", "w99/fl", "tick/fl");
 	for (int k = 0; k < nn; k++) {
 		int n = ns[k];
 		pthread_t t[256];
@@ -113,25 +123,43 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n && i < 256; i++)
 			pthread_join(t[i], NULL);
 
-		size_t cnt = sink_count(sink), m = 0;
-		for (size_t i = 0; i < cnt; i++)
-			if (sink->samples[i].thread_index >= 0 || n > SB_MAX_THREADS)
-				v[m++] = sink->samples[i].stop_latency_ns;
+		size_t cnt = sink_count(sink), m = 0, mine = 0, deferred = 0;
+		for (size_t i = 0; i < cnt; i++) {
+			const struct sb_sample *smp = &sink->samples[i];
+			if (smp->thread_index < 0)
+				continue;
+			mine++;
+			deferred += (smp->flags & SB_SAMPLE_DEFERRED) != 0;
+			if (!isnan(smp->suspend_window_ns))
+				v[m++] = smp->stop_latency_ns;
+		}
 		double s50 = quantile(v, m, 0.5), s99 = quantile(v, m, 0.99);
 		m = 0;
 		for (size_t i = 0; i < cnt; i++)
-			if (sink->samples[i].thread_index >= 0 || n > SB_MAX_THREADS)
+			if (sink->samples[i].thread_index >= 0 &&
+			    !isnan(sink->samples[i].suspend_window_ns))
 				v[m++] = sink->samples[i].suspend_window_ns;
 		double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
 		double ticks = stat("ticks_done"), cpu = stat("sampler_cpu_ns");
-		double per_tick = cpu / ticks;
-		printf("%4d %6.0f %6.0f %8.0f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f %7.2f %7.2f "
-		       "%8.1f\n",
-		       n, ticks, stat("ticks_planned"), stat("timeouts"), s50 / 1e3, s99 / 1e3,
+		double per_tick = cpu / ticks, planned = stat("ticks_planned");
+		printf("%4d %6.0f %6.0f %6.3f %7.0f %7.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f "
+		       "%7.2f %7.2f %8.1f\n",
+		       n, ticks, planned, (double)mine / (n * planned),
+		       stat("timeouts") + stat("deferred_lost"),
+		       mine ? 100.0 * (double)deferred / (double)mine : 0.0, s50 / 1e3, s99 / 1e3,
 		       w50 / 1e3, w99 / 1e3, per_tick / 1e3, per_tick / 1e3 / (n + 1),
 		       100.0 * cpu / (seconds * 1e9), w50 / f_w50, w99 / f_w99,
 		       per_tick / (n * f_sys));
 		fflush(stdout);
+		sx += n;
+		sy += per_tick;
+		sxx += (double)n * n;
+		sxy += n * per_tick;
+	}
+	if (nn >= 2) {
+		double slope = (nn * sxy - sx * sy) / (nn * sxx - sx * sx);
+		printf("cpu per tick grows %.2f us per thread (syscall floor p50 %.2f us, rendezvous "
+		       "floor p50 %.1f us)\n", slope / 1e3, f_sys / 1e3, f_w50 / 1e3);
 	}
 	return 0;
 }
