@@ -17,6 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
 #include "core/sample.h"
 #include "platform/platform.h"
 #include "sampler/threads.h"
@@ -185,15 +191,54 @@ static void test_barrier(void **state)
 	assert_int_equal(atomic_load(&serials), BAR_ROUNDS);
 }
 
-/* x86_64 has no pointer authentication: identity. arm64: a plain address is unchanged
- * (XPACLRI only clears PAC bits). */
+#if defined(__aarch64__) || defined(__arm64__)
+#ifndef HWCAP_PACA
+#define HWCAP_PACA (1UL << 30)
+#endif
+/* 1 when the system says the core has pointer authentication (FEAT_PAuth), else 0. A
+ * core can have it with the kernel not saying so: XPACLRI strips there all the same. */
+static int has_pauth(void)
+{
+#if defined(__APPLE__)
+	int v = 0;
+	size_t len = sizeof(v);
+	return sysctlbyname("hw.optional.arm.FEAT_PAuth", &v, &len, NULL, 0) == 0 && v != 0;
+#else
+	return (getauxval(AT_HWCAP) & HWCAP_PACA) != 0;
+#endif
+}
+#endif
+
+/* Bits 54..52 of a code address: inside the authentication code's field for every
+ * virtual address size up to 52 bits, and never part of a user address. */
+#define PAC_FIELD_BITS ((uintptr_t)0x7 << 52)
+
+/* x86_64 has no pointer authentication: the documented identity, whatever the high bits
+ * hold (a mask to the low 48 bits would fail here). arm64: XPACLRI replaces the
+ * authentication field of a code address with copies of bit 55 (0 in user space), so an
+ * address with bits in that field comes back plain on a core with pointer authentication;
+ * a core without executes the hint as a no-op. Either way the address bits stay. */
 static void test_strip_code_ptr(void **state)
 {
 	(void)state;
 	uintptr_t pc = (uintptr_t)&test_strip_code_ptr;
+	uintptr_t signed_pc = pc | PAC_FIELD_BITS;
 
+	assert_int_equal(pc & PAC_FIELD_BITS, 0);
 	assert_int_equal(plat_strip_code_ptr(pc), pc);
 	assert_int_equal(plat_strip_code_ptr(0), 0);
+	uintptr_t r = plat_strip_code_ptr(signed_pc);
+#if defined(__aarch64__) || defined(__arm64__)
+	print_message("pointer authentication: %s\n", has_pauth() ? "yes" : "not reported");
+	assert_int_equal(r & ~PAC_FIELD_BITS, pc);
+	if (has_pauth())
+		assert_int_equal(r, pc);
+	else
+		assert_true(r == pc || r == signed_pc);
+#else
+	assert_int_equal(r, signed_pc);
+	assert_int_equal(plat_strip_code_ptr(~(uintptr_t)0), ~(uintptr_t)0);
+#endif
 }
 
 /* The workload layer installs the resolver: a PC in slot 5's leaf names slot 5; other
