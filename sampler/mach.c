@@ -58,6 +58,7 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
 #define MACH_BUSY_CPU_NS (2 * TC_IDLE_SLACK_NS)
 
 struct mach_stats {
+	uint64_t targets;      /* registered threads the ticks took on (never the sampler) */
 	uint64_t samples_captured;
 	uint64_t threads_skipped;
 	uint64_t walk_errors;
@@ -410,6 +411,7 @@ static void tick(void)
 
 		if (e->tid == M.tid)
 			continue; /* never ourselves */
+		M.st.targets++;
 		if (tc_cpu_ns(e->park, e->tid, &cpu) != 0) {
 			M.st.threads_skipped++; /* exited since the snapshot */
 			continue;
@@ -738,6 +740,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_not_tried", (double)M.st.peeks_not_tried },
 		{ "rearms", (double)M.st.rearms },
 		{ "peeks_reused", (double)M.st.peeks_reused },
+		{ "targets", (double)M.st.targets },
 	};
 	int n = (int)ARRAY_SIZE(all);
 
