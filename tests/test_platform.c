@@ -1,7 +1,8 @@
 /* test_platform.c - the platform layer (platform/platform.h) on the platform it was built
  * for: the same assertions hold for platform/linux.c and platform/darwin.c (this program
  * runs in `make check` on Linux and on the macos-14 CI job). Also the sampler layer's slot
- * resolver, which the workload layer installs (gperftools attributes through it). */
+ * resolver, which the workload layer installs (gperftools attributes through it). What
+ * times sleeps and waits is test_platform_timing.c, run alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,22 +77,6 @@ static void test_stack_bounds(void **state)
 	assert_true(b[1] - b[0] >= 16384);
 }
 
-/* Sleeps reach the deadline (never wake early without a signal) and return at once when
- * it is past. */
-static void test_sleep_until(void **state)
-{
-	(void)state;
-	uint64_t t0 = sb_now_ns();
-
-	plat_sleep_until_ns(t0 + 20000000ull);
-	uint64_t t1 = sb_now_ns();
-	assert_true(t1 >= t0 + 20000000ull);
-	assert_true(t1 < t0 + 2000000000ull);
-	plat_sleep_until_ns(t0); /* in the past */
-	assert_true(sb_now_ns() - t1 < 100000000ull);
-	assert_int_equal(plat_leaf_sleep_until(sb_now_ns() + 5000000ull), 0);
-}
-
 /* Both ends close-on-exec, and the pipe carries bytes. */
 static void test_pipe_cloexec(void **state)
 {
@@ -139,18 +124,6 @@ static void test_signal_name_and_exe(void **state)
 	assert_int_equal((int)strlen(exe), n);
 	assert_non_null(strstr(exe, "test_platform"));
 	assert_int_equal(plat_self_exe(exe, 2), -1); /* does not fit */
-}
-
-/* A word that differs is not waited on; one that matches times out. */
-static void test_wait_word(void **state)
-{
-	(void)state;
-	_Atomic uint32_t word = 1;
-
-	assert_int_equal(plat_wait_word(&word, 0, 1000000ull), -EAGAIN);
-	uint64_t t0 = sb_now_ns();
-	assert_int_equal(plat_wait_word(&word, 1, 2000000ull), -ETIMEDOUT);
-	assert_true(sb_now_ns() - t0 >= 1000000ull);
 }
 
 #define BAR_THREADS 4
@@ -260,11 +233,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gettid),
 		cmocka_unit_test(test_stack_bounds),
-		cmocka_unit_test(test_sleep_until),
 		cmocka_unit_test(test_pipe_cloexec),
 		cmocka_unit_test(test_anon_fd),
 		cmocka_unit_test(test_signal_name_and_exe),
-		cmocka_unit_test(test_wait_word),
 		cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_strip_code_ptr),
 		cmocka_unit_test(test_slot_resolver),
