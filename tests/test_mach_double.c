@@ -428,6 +428,9 @@ static void test_mach_random_faults(void **state)
 	assert_true(skipped >= (double)inj); /* each failure skipped one thread */
 	assert_true(samples >= 50);
 	assert_int_equal(stat_of(&sampler_mach, "timeouts"), 0);
+	/* every thread a tick took on ends as a sample, a drop or a skip */
+	assert_true(stat_of(&sampler_mach, "targets") ==
+		    samples + stat_of(&sampler_mach, "samples_dropped") + skipped);
 	assert_released_since_mark();
 }
 
