@@ -159,10 +159,12 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run two at a time, longest first; every other test, new ones included, runs alone.
-CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 gate \
+# run two at a time, longest first; every other test, new ones included, runs alone. The
+# timed parts of platform, gate and bench_driver are programs of their own, run alone:
+# test_platform_timing, test_gate_faults, test_bench_resume.
+CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 \
                   cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
-                  platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh \
+                  gate platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh \
                   tests/report_browser.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
 

@@ -254,7 +254,7 @@ static uint64_t spin_budget_of(double futex_cross_p50_ns)
 
 /* --- rows and facts ------------------------------------------------------------------- */
 
-static void add_row(struct sb_host *h, struct cal_series *s, const char *phase)
+void cal_add_row(struct sb_host *h, struct cal_series *s, const char *phase)
 {
 	struct sb_calib_row *row;
 
@@ -327,7 +327,7 @@ int calibrate_host(struct sb_host *h, const char *phase)
 	time_rendezvous(&o);
 
 	for (int i = 0; i < NSERIES; i++)
-		add_row(h, &s[i], phase);
+		cal_add_row(h, &s[i], phase);
 	if (strcmp(phase, "start") == 0) {
 		host_fact_set(h, "spin_ns", (double)tc_spin_ns()); /* what the rendezvous ran with */
 		host_fact_set(h, "spin_budget_ns", (double)calibrate_spin_budget(h)); /* suggested */

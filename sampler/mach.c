@@ -78,6 +78,7 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
 #define MACH_OWED_MAX (MACH_TICK_RING - 1)
 
 struct mach_stats {
+	uint64_t targets;      /* registered threads the ticks took on (never the sampler) */
 	uint64_t samples_captured;
 	uint64_t threads_skipped;
 	uint64_t walk_errors;
@@ -615,6 +616,7 @@ static void tick(void)
 
 		if (e->tid == M.tid)
 			continue; /* never ourselves */
+		M.st.targets++;
 		if (tc_cpu_ns(e->park, e->tid, &cpu) != 0) {
 			M.st.threads_skipped++; /* exited since the snapshot */
 			continue;
@@ -953,6 +955,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "deferred_owed", (double)M.st.deferred_owed },
 		{ "deferred_void", (double)M.st.deferred_void },
 		{ "deferred_lost", (double)M.st.deferred_lost },
+		{ "targets", (double)M.st.targets },
 	};
 	int n = (int)ARRAY_SIZE(all);
 

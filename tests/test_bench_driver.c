@@ -1,6 +1,7 @@
 /* test_bench_driver.c - the bench driver end to end on a tiny matrix: shards merged give
- * the unsharded bench's runs; a bench killed with SIGKILL and resumed gives the
- * uninterrupted one's; merge and resume refuse files of another bench. */
+ * the unsharded bench's runs, merge refuses files of another bench, history and sampler
+ * pairs. A killed and resumed bench is test_bench_resume.c (run alone: it kills on a
+ * clock). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -194,55 +195,6 @@ static void test_sampler_pair(void **state)
 	assert_int_not_equal(access(path("pair2.h5"), F_OK), 0);
 }
 
-static void test_killed_bench_resumes(void **state)
-{
-	(void)state;
-	struct file whole, resumed;
-	char *tmp = path("k.h5.tmp");
-
-	/* Kill it about half way. A live writer holds the file's lock and marks it open for
-	 * write, so nothing can count its runs from outside: kill on a clock instead, longer
-	 * when it had nothing yet, shorter when it had already finished. */
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole3.h5"))), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* half of what a whole bench takes on this build and machine (sanitizers: slower) */
-	double delay = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9) / 2;
-	int killed = 0;
-	for (int attempt = 0; attempt < 8; attempt++) {
-		unlink(tmp);
-		unlink(path("k.h5"));
-		pid_t pid = start(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("k.h5")));
-		nanosleep(&(struct timespec){ (time_t)delay, (long)((delay - (int)delay) * 1e9) },
-			  NULL);
-		kill(pid, SIGKILL);
-		if (finish(pid) != 128 + SIGKILL) {
-			delay *= 0.7; /* it had finished */
-			continue;
-		}
-		/* Readable by a fresh reader (`show`, as a user would: a killed writer's file is
-		 * read through sampbench, not through this process's own HDF5 state) and not
-		 * finished: a bench cut off midway. */
-		if (access(path("k.h5"), F_OK) != 0 && run(ARGS("show", tmp)) == 0) {
-			killed = 1;
-			break;
-		}
-		delay *= 1.3;
-	}
-	print_message("killed midway after %.2f s\n", delay);
-	assert_true(killed);
-	/* another profile is refused; the right one completes the file */
-	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "u", "--resume", tmp)), 2);
-	assert_int_equal(run(ARGS("bench", "-m", matrix, "--resume", tmp)), 0);
-	assert_int_not_equal(access(tmp, F_OK), 0);
-	load(path("whole.h5"), &whole);
-	load(path("k.h5"), &resumed);
-	assert_same_runs(&whole, &resumed);
-	unload(&whole);
-	unload(&resumed);
-}
-
 int main(void)
 {
 	const char *b = getenv("BUILD");
@@ -260,7 +212,6 @@ int main(void)
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
 		cmocka_unit_test(test_history_table_and_plot),
 		cmocka_unit_test(test_sampler_pair),
-		cmocka_unit_test(test_killed_bench_resumes),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[700];

@@ -1,7 +1,6 @@
 /* test_gate.c - the regression gate: the Mann-Whitney U test against scipy's values, the
- * budgets config, the verdict on synthetic run sets, the CLI's exit codes, and fault
- * injection: each fault sampler, judged in place of its healthy twin, must fail naming
- * the right metric while the twin passes. */
+ * budgets config, the verdict on synthetic run sets and the CLI's exit codes. The gate on
+ * real runs of a fault sampler is test_gate_faults.c (run alone: it judges rates). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -922,7 +921,7 @@ static void test_junit_and_json(void **state)
 	gate_result_free(&res);
 }
 
-/* --- the CLI and fault injection (runs build/sampbench) --- */
+/* --- the CLI (runs build/sampbench) --- */
 
 static char bin[512];
 
@@ -980,65 +979,6 @@ static void test_cli_bad_input_exits_2(void **state)
 	unlink(bad);
 	unlink(cur);
 	unlink(matrix);
-}
-
-/* Runs `sampler` reps x on balanced, 2 threads, 100 Hz, into tmpdir/SAMPLER-REPS.h5 (once:
- * later calls reuse the file) and writes that path into h5. Fails the test when the run
- * does not succeed. (Every fault sampler and defective plugin is gated under its own name
- * with ci/budgets by tests/gate_defects.sh.) */
-static void run_file(const char *sampler, const char *reps, const char *duration, char *h5,
-		     size_t len)
-{
-	snprintf(h5, len, "%s/%s-%s.h5", tmpdir, sampler, reps);
-	if (access(h5, F_OK) == 0)
-		return;
-	int rc = run(out, sizeof(out), ARGS("run", "-s", sampler, "-w", "balanced", "-t", "2",
-					    "--hz", "100", "-d", duration, "-r", reps, "-q", "-f",
-					    "-o", h5));
-	if (rc != 0)
-		fail_msg("run %s: exit %d: %s", sampler, rc, out);
-}
-
-/* fault-drop against a baseline of healthy ctimer runs, 5 repetitions a side: the U test
- * itself must call it a regression of rate_accuracy. */
-static void test_fault_drop_regresses_against_baseline(void **state)
-{
-	(void)state;
-	char base[256], cur[256], budgets[256];
-	snprintf(budgets, sizeof(budgets), "%s/regress.budgets", tmpdir);
-	write_file(budgets, "regress rate_accuracy off-one 0.1\n");
-	/* the same files as test_fault_drop and test_healthy_ctimer */
-	run_file("ctimer", "5", "1", base, sizeof(base));
-	run_file("fault-drop", "5", "1", cur, sizeof(cur));
-	int rc = run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--baseline", base,
-					    "--alias", "fault-drop=ctimer", cur));
-	const char *row = strstr(out, "✗ ctimer/balanced/2t/100Hz");
-	if (rc != 1 || !row || !strstr(row, "rate_accuracy") || !strstr(row, "regressed"))
-		fail_msg("want a rate_accuracy regression, got exit %d:\n%s", rc, out);
-	printf("%s", row);
-	/* the baseline against itself: nothing */
-	rc = run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--baseline", base, base));
-	if (rc != 0)
-		fail_msg("baseline against itself: exit %d:\n%s", rc, out);
-	unlink(budgets);
-}
-
-/* --sampler: one verdict per sampler of a file, the others kept as references. */
-static void test_cli_sampler_filter(void **state)
-{
-	(void)state;
-	char h5[256], budgets[256];
-	snprintf(budgets, sizeof(budgets), "%s/f.budgets", tmpdir);
-	write_file(budgets, "budget * rate_accuracy >= 0.9\n");
-	run_file("fault-drop", "5", "1", h5, sizeof(h5));
-	assert_int_equal(run(out, sizeof(out), ARGS("gate", "-q", "--budgets", budgets, "--sampler",
-						    "fault-drop", h5)), 1);
-	assert_non_null(strstr(out, "✗ fault-drop/balanced/2t/100Hz"));
-	assert_non_null(strstr(out, "because: rule"));
-	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--sampler",
-						    "ctimer", h5)), 2);
-	assert_non_null(strstr(out, "has no runs of ctimer"));
-	unlink(budgets);
 }
 
 /* --- a merged file of two hosts (sampbench merge) --- */
@@ -1188,18 +1128,6 @@ static void test_merged_hosts_judged_per_host(void **state)
 	unlink(junit);
 }
 
-/* Removes the run files the fault tests left in tmpdir. */
-static void remove_run_files(void)
-{
-	static const char *const names[] = { "fault-drop-5", "ctimer-5" };
-	char path[256];
-	for (size_t i = 0; i < N(names); i++) {
-		snprintf(path, sizeof(path), "%s/%s%s", tmpdir, names[i],
-			 strchr(names[i], '.') ? "" : ".h5");
-		unlink(path);
-	}
-}
-
 int main(void)
 {
 	const char *b = getenv("BUILD");
@@ -1221,7 +1149,6 @@ int main(void)
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
 		cmocka_unit_test_setup(test_junit_and_json, setup),
 		cmocka_unit_test(test_cli_bad_input_exits_2),
-		cmocka_unit_test(test_cli_sampler_filter),
 		cmocka_unit_test_setup(test_class_rules_by_what_a_sampler_is, setup),
 		cmocka_unit_test_setup(test_nan_claimed_fails_unclaimed_not_measured, setup),
 		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
@@ -1229,11 +1156,9 @@ int main(void)
 		cmocka_unit_test_setup(test_pooled_quantile_budget, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
-		cmocka_unit_test(test_fault_drop_regresses_against_baseline),
 		cmocka_unit_test_setup(test_merged_hosts_judged_per_host, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	remove_run_files();
 	if (rmdir(tmpdir) != 0)
 		fprintf(stderr, "test_gate: cannot remove %s: %s\n", tmpdir, strerror(errno));
 	return rc;

@@ -30,7 +30,7 @@ static void run_skewed(const char *sampler, struct sb_run *r)
 	live_run = r;
 	run_free(r); /* a static run: empty, or left by a failed assert */
 	assert_int_equal(runner_run(&spec, 0, r), 0);
-	if (r->status != SB_RUN_OK)
+	if (!run_scored(r->status)) /* lossy: judged by the rate bounds below */
 		fail_msg("%s run not ok: %s", sampler, r->reason);
 	printf("%s skewed: samples %.0f rate_accuracy %.3f thread_tvd %.3f magnitude_error %.3f\n",
 	       sampler, r->metrics.nsamples, r->metrics.rate_accuracy, r->metrics.thread_tvd,

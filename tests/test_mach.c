@@ -420,12 +420,20 @@ static void test_churn_balanced(void **state)
 		assert_null(ret);
 	}
 	stop_mach();
-	print_message("churn: samples %.0f, skipped %.0f, timeouts %.0f, ticks %.0f/%.0f\n",
-		      stat("samples_captured"), stat("threads_skipped"), stat("timeouts"),
+	print_message("churn: targets %.0f = samples %.0f + dropped %.0f + skipped %.0f + "
+		      "timeouts %.0f + deferred lost %.0f, ticks %.0f/%.0f\n",
+		      stat("targets"), stat("samples_captured"), stat("samples_dropped"),
+		      stat("threads_skipped"), stat("timeouts"), stat("deferred_lost"),
 		      stat("ticks_done"), stat("ticks_planned"));
 	assert_true(atomic_load(&churn_left) <= 0);
 	assert_true(stat("ticks_done") >= 1);
 	assert_true(stat("samples_captured") >= 1);
+	/* Every thread a tick took on ends as exactly one of these: a thread that exited
+	 * under the sampler is a skip, a timeout or a lost deferral, never nothing; a
+	 * deferred sample and the ticks it stands for are samples once collected. */
+	assert_true(stat("targets") == stat("samples_captured") + stat("samples_dropped") +
+					      stat("threads_skipped") + stat("timeouts") +
+					      stat("deferred_lost"));
 	/* After stop nothing is registered but this thread, and no one is parked: the
 	 * process (and this test) can exit. */
 	registry_compact();

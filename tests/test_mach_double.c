@@ -428,6 +428,9 @@ static void test_mach_random_faults(void **state)
 	assert_true(skipped >= (double)inj); /* each failure skipped one thread */
 	assert_true(samples >= 50);
 	assert_int_equal(stat_of(&sampler_mach, "timeouts"), 0);
+	/* every thread a tick took on ends as a sample, a drop or a skip */
+	assert_true(stat_of(&sampler_mach, "targets") ==
+		    samples + stat_of(&sampler_mach, "samples_dropped") + skipped);
 	assert_released_since_mark();
 }
 
@@ -813,7 +816,7 @@ static struct rates linux_run(const char *workload)
 	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
 		char status[16];
 		if (sscanf(line, "mach %*s %*d %*f %*d %15s %*u %lf %lf", status, &r.rate, &r.tvd) == 3)
-			assert_string_equal(status, "ok");
+			assert_true(!strcmp(status, "ok") || !strcmp(status, "lossy"));
 	}
 	return r;
 }
@@ -833,8 +836,8 @@ static struct rates double_run(const char *workload)
 	assert_non_null(live_run);
 	assert_int_equal(runner_run(&spec, 0, live_run), 0);
 	if (live_run->status != SB_RUN_OK)
-		print_message("run failed: %s\n", live_run->reason);
-	assert_int_equal(live_run->status, SB_RUN_OK);
+		print_message("run not ok: %s\n", live_run->reason);
+	assert_true(run_scored(live_run->status)); /* lossy on a loaded host: rates compared */
 	struct rates r = { live_run->metrics.rate_accuracy, live_run->metrics.thread_tvd };
 	print_message("  double %s: misattributed %.3f, stack_correct %.3f, skipped %.0f, ticks "
 		      "%.0f/%.0f, suspend window p50 %.0f us p99 %.0f us\n",

@@ -140,14 +140,18 @@ static void test_example_matches_builtin(void **state)
 	run_one(p, &rp);
 	run_one(sampler_find("ctimer"), &rb);
 	const struct sb_run *rs[2] = { &rp, &rb };
+	/* Rate: measured 0.886-1.002 for both in 9 runs on a loaded 2-core VM (34-93
+	 * samples: the timer's last partial period costs up to one sample per thread). A
+	 * plugin that drops a quarter of its ticks, even with their weight kept, fails. */
 	for (int i = 0; i < 2; i++) {
 		const struct sb_metrics *m = &rs[i]->metrics;
-		assert_true(m->rate_accuracy > 0.4 && m->rate_accuracy < 1.3);
+		assert_true(m->rate_accuracy > 0.8 && m->rate_accuracy < 1.15);
 		assert_true(m->magnitude_error < 0.25);
 		assert_true(m->thread_tvd < 0.2);
 		assert_true(m->misattributed_fraction < 0.05);
 	}
-	assert_true(fabs(rp.metrics.rate_accuracy - rb.metrics.rate_accuracy) < 0.4);
+	/* measured 0.005-0.089 apart */
+	assert_true(fabs(rp.metrics.rate_accuracy - rb.metrics.rate_accuracy) < 0.2);
 	assert_true(fabs(rp.metrics.thread_tvd - rb.metrics.thread_tvd) < 0.15);
 	assert_false(isnan(run_stat(&rp, "timers_created")));
 	run_free(&rp);

@@ -49,7 +49,7 @@ static void test_skewed_shares(void **state)
 	run_one(workload_find("skewed"), 4, 100, 1.0, &r);
 	if (r.status != SB_RUN_OK)
 		print_message("run failed: %s\n", r.reason);
-	assert_int_equal(r.status, SB_RUN_OK);
+	assert_true(run_scored(r.status)); /* lossy: judged by the rate bounds */
 	print_message("ptrace skewed: samples %zu rate_accuracy %.3f thread_tvd %.3f "
 		      "wall_thread_tvd %.3f stop p50 %.1f us window p50 %.1f p99 %.1f us "
 		      "stop_failures %.0f\n",
@@ -118,7 +118,7 @@ static void test_churn_followed(void **state)
 	run_one(&churn_wl, CHURN_THREADS, 200, 1.0, &r);
 	if (r.status != SB_RUN_OK)
 		print_message("run failed: %s\n", r.reason);
-	assert_int_equal(r.status, SB_RUN_OK);
+	assert_true(run_scored(r.status)); /* lossy: judged by the rate bounds */
 
 	/* Distinct sampled tids: every one was born after attach (only the runner's main
 	 * thread existed then, and it is never sampled). */

@@ -67,12 +67,14 @@ static void run_spec(const char *sampler, const char *workload, int threads, dou
 		print_message("%s on %s: %s\n", sampler, workload, r->reason);
 }
 
-/* Runs and requires status ok, no corruption and CPU <= alive time in every slot. */
+/* Runs and requires a scored status (ok, or lossy: a wall sampler that lost samples on
+ * a loaded host; the rate bounds of each test judge that), no corruption and CPU <= alive
+ * time in every slot. */
 static void run_ok(const char *sampler, const char *workload, int threads, double hz,
 		   double dur, uint32_t param, struct sb_run *r)
 {
 	run_spec(sampler, workload, threads, hz, dur, param, r);
-	assert_int_equal(r->status, SB_RUN_OK);
+	assert_true(run_scored(r->status));
 	assert_true(r->metrics.checksum_errors == 0);
 	assert_int_equal((int)r->nthread_rows, threads);
 	for (size_t i = 0; i < r->nthread_rows; i++) {
@@ -333,6 +335,15 @@ static void *kick(void *p)
 	return NULL;
 }
 
+/* EINTR failures the workload's threads counted in run r. */
+static double rows_eintr(const struct sb_run *r)
+{
+	double n = 0;
+	for (size_t i = 0; i < r->nthread_rows; i++)
+		n += (double)r->thread_rows[i].eintr;
+	return n;
+}
+
 static void test_syscall(void **state)
 {
 	(void)state;
@@ -371,28 +382,38 @@ static void test_syscall(void **state)
 	assert_true(eintr > 0);
 	free(truth);
 
-	/* CPU timers: the metric is computed (their signals arrive on return to user space,
-	 * so on current kernels they rarely interrupt a sleep: no fixed expectation). */
+	/* CPU timers: their signals arrive on return to user space, so on current kernels they
+	 * rarely interrupt a sleep (measured: 0 EINTR in 4 runs of 9-14 samples): no
+	 * expectation of the count, but the metric is the workload's own count per 1000
+	 * samples. */
 	run_ok("ctimer", "syscall", 2, 1000, 0.5, 0, &r);
-	print_message("ctimer syscall: samples %.0f eintr/1k %.2f short_io/1k %.2f\n",
-		      r.metrics.nsamples, r.metrics.eintr_per_1k_samples,
+	print_message("ctimer syscall: samples %.0f eintr %.0f eintr/1k %.2f short_io/1k %.2f\n",
+		      r.metrics.nsamples, rows_eintr(&r), r.metrics.eintr_per_1k_samples,
 		      r.metrics.short_io_per_1k_samples);
-	if (r.metrics.nsamples > 0) {
-		assert_false(isnan(r.metrics.eintr_per_1k_samples));
-		assert_true(r.metrics.eintr_per_1k_samples >= 0);
-	}
+	if (r.metrics.nsamples > 0)
+		assert_float_equal(r.metrics.eintr_per_1k_samples,
+				   rows_eintr(&r) * 1000.0 / r.metrics.nsamples, 1e-9);
 	run_free(&r);
 
-	/* A sampler that signals every thread, sleeping or not, must show up. */
+	/* mach without peeks signals every thread every tick, sleeping or not: at 250 Hz the
+	 * threads' 20 us waits fail with EINTR (measured: 108-188 in 5 runs, 470-770 per 1k
+	 * samples), and each such failure is one the sampler's handler counted (eintr_caused
+	 * counts the harness's own threads too). With peeks a blocked thread is not signalled:
+	 * 0-50 per 1k samples, 0 in 1 of 4 runs. */
 	if (!usable("mach")) {
 		print_message("skipped: mach cannot run here\n");
 		skip();
 	}
+	setenv("SB_MACH_PEEK", "0", 1);
 	run_ok("mach", "syscall", 2, 250, 0.5, 0, &r);
-	print_message("mach syscall: samples %.0f eintr/1k %.2f\n", r.metrics.nsamples,
-		      r.metrics.eintr_per_1k_samples);
-	if (sampler_find("mach")->clock == SB_CLOCK_WALL)
-		assert_true(r.metrics.eintr_per_1k_samples > 0);
+	unsetenv("SB_MACH_PEEK");
+	print_message("mach syscall: samples %.0f eintr %.0f eintr/1k %.2f eintr_caused %.0f\n",
+		      r.metrics.nsamples, rows_eintr(&r), r.metrics.eintr_per_1k_samples,
+		      run_stat(&r, "eintr_caused"));
+	assert_true(rows_eintr(&r) > 0);
+	assert_true(rows_eintr(&r) <= run_stat(&r, "eintr_caused"));
+	assert_float_equal(r.metrics.eintr_per_1k_samples,
+			   rows_eintr(&r) * 1000.0 / r.metrics.nsamples, 1e-9);
 	run_free(&r);
 }
 
