@@ -164,6 +164,7 @@ static struct {
 	struct mach_target *done;   /* REG_CAP: parked and walked, in batch mode not resumed */
 	int release_mode;           /* MACH_RELEASE_*: when parked threads are resumed */
 	int peek;                   /* sample threads blocked in a system call without a signal */
+	int defer;                  /* defer targets that do not park in time (tc_defer) */
 	int ncpu;                   /* online CPUs, for MACH_RELEASE_AUTO */
 	struct mach_tstate *ts;     /* REG_CAP */
 	uint64_t *stacks;           /* REG_CAP * max_depth */
@@ -418,7 +419,7 @@ static void settle_departed(int final)
  * deferral, give it up. Returns what tc_defer() returned. */
 static int defer_target(struct mach_target *g)
 {
-	int r = tc_defer(&g->t, &g->e->bounds);
+	int r = M.defer ? tc_defer(&g->t, &g->e->bounds) : tc_cancel(&g->t);
 
 	if (r == TC_DEFERRED) {
 		struct mach_tstate *ts = &M.ts[g->e->idx];
@@ -754,9 +755,13 @@ static void tick(void)
 				 * than keep this tick open for them. */
 				release_batch(nresumed, ndone);
 				nresumed = ndone;
-				for (int i = 0; i < npend; i++)
-					M.tg[i].t.deadline_ns = now;
-				continue;
+				if (M.defer) {
+					for (int i = 0; i < npend; i++)
+						M.tg[i].t.deadline_ns = now;
+					continue;
+				}
+				progress_ns = now;
+				check = now + MACH_BATCH_STALL_NS;
 			}
 			if (check < next_deadline)
 				next_deadline = check;
@@ -855,6 +860,10 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	/* SB_MACH_PEEK=0 signals blocked threads too (for A/B measurements); default on. */
 	const char *peek = getenv("SB_MACH_PEEK");
 	M.peek = !(peek && !strcmp(peek, "0"));
+	/* SB_MACH_DEFER=0 gives up on a target at its deadline instead of deferring it, and a
+	 * stalled batch keeps waiting for its stragglers (A/B measurements); default on. */
+	const char *defer = getenv("SB_MACH_DEFER");
+	M.defer = !(defer && !strcmp(defer, "0"));
 	/* SB_MACH_SPIN_NS=N overrides the spin budget (0: never spin; for A/B measurements). */
 	const char *spin = getenv("SB_MACH_SPIN_NS");
 	if (spin && *spin)

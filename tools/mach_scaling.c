@@ -118,10 +118,13 @@ int main(int argc, char **argv)
 		struct timespec d = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
 		while (nanosleep(&d, &d) != 0) /* the rendezvous interrupts it: EINTR */
 			;
-		sampler_mach.stop();
+		/* Workers first, as the harness does: a thread still waiting for a CPU when the
+		 * sampler stops has not taken its deferred sample yet (its ticks are lost);
+		 * one that runs to its end takes it on the way. */
 		atomic_store(&stop_work, 1);
 		for (int i = 0; i < n && i < 256; i++)
 			pthread_join(t[i], NULL);
+		sampler_mach.stop();
 
 		size_t cnt = sink_count(sink), m = 0, mine = 0, deferred = 0;
 		for (size_t i = 0; i < cnt; i++) {
