@@ -215,12 +215,16 @@ static void rendezvous(int sig, siginfo_t *si, void *ucv)
 	regs_from_ucontext(uc, &r);
 
 	uint32_t s = atomic_load(&p->st);
-	if (PHASE(s) == PH_DEFERRED) {
-		if (atomic_compare_exchange_strong(&p->st, &s, (s & ~7u) | PH_SELF))
-			take_own_sample(p, s & ~7u, &r);
-		goto out; /* lost the CAS: withdrawn meanwhile */
-	}
 	for (;;) {
+		/* Deferred, possibly between our load and the CAS below: the sampler stopped
+		 * waiting, and this thread takes its own sample instead of parking. */
+		if (PHASE(s) == PH_DEFERRED) {
+			if (atomic_compare_exchange_weak(&p->st, &s, (s & ~7u) | PH_SELF)) {
+				take_own_sample(p, s & ~7u, &r);
+				goto out;
+			}
+			continue; /* s reloaded: withdrawn meanwhile, or a spurious failure */
+		}
 		if (PHASE(s) != PH_REQUESTED)
 			goto out; /* late, spurious, or given up: never park */
 		/* Written only while REQUESTED: the sampler reads them only after PARKED. */
