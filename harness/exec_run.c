@@ -37,7 +37,10 @@ static void poll_maps(struct exec_ctx *c, char *buf, size_t cap)
 }
 
 /* Copies the sink into r, numbers threads by first appearance (the truth's order, then
- * threads only the samples saw), and fills the truth rows. */
+ * threads only the samples saw), and fills the truth rows: one slot per thread up to
+ * SB_MAX_THREADS; when there are more, the last slot pools every later thread (its
+ * os_threads says how many), so thread_tvd compares the first ones one by one and the
+ * rest as one. */
 static int collect(struct exec_ctx *c)
 {
 	struct sb_run *r = c->r;
@@ -47,55 +50,67 @@ static int collect(struct exec_ctx *c)
 	if (child_collect_sink(r, c->sink) != 0 || !r->thread_rows)
 		return -1;
 	for (size_t i = 0; i < r->nsamples; i++)
-		if (r->samples[i].tid > 0)
+		if (r->samples[i].tid > 0 && !exec_truth_find(tr, r->samples[i].tid, UINT64_MAX))
 			exec_truth_tid(tr, r->samples[i].tid);
-	/* Slots by order of appearance, sampler threads excluded; beyond 64 no slot. */
-	int slot_of[EXEC_MAX_TIDS];
-	int nslots = 0;
-	double untracked_cpu = 0;
+	size_t program = 0;
+	for (size_t i = 0; i < tr->n; i++)
+		program += !tr->t[i].helper;
+	int *slot_of = malloc((tr->n + 1) * sizeof(*slot_of));
+	if (!slot_of)
+		return -1;
+	int nslots = 0, pooled = 0;
 	for (size_t i = 0; i < tr->n; i++) {
 		struct exec_tid *t = &tr->t[i];
 		slot_of[i] = -1;
 		if (t->helper)
 			continue;
-		if (nslots == SB_MAX_THREADS) {
-			untracked_cpu += (double)t->cpu_ns;
-			continue;
+		int pool = program > SB_MAX_THREADS && nslots == SB_MAX_THREADS - 1;
+		struct sb_thread_row *row;
+		if (pool || nslots == SB_MAX_THREADS) {
+			row = &r->thread_rows[SB_MAX_THREADS - 1];
+			if (row->os_threads == 0) {
+				row->index = SB_MAX_THREADS - 1;
+				row->tid = t->tid;
+				row->weight_ns = NAN;
+				nslots = SB_MAX_THREADS;
+			}
+			pooled++;
+		} else {
+			row = &r->thread_rows[nslots];
+			row->index = nslots++;
+			row->tid = t->tid;
+			row->weight_ns = NAN;
 		}
-		slot_of[i] = nslots;
-		struct sb_thread_row *row = &r->thread_rows[nslots++];
-		row->index = slot_of[i];
-		row->tid = t->tid;
-		row->os_threads = 1;
-		row->cpu_ns = t->cpu_ns;
-		row->alive_ns = t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
-		row->weight_ns = NAN;
+		slot_of[i] = row->index;
+		row->os_threads++;
+		row->cpu_ns += t->cpu_ns;
+		row->alive_ns += t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
 	}
 	r->nthread_rows = (size_t)nslots;
 	for (size_t i = 0; i < r->nsamples; i++) {
 		struct sb_sample *s = &r->samples[i];
-		s->thread_index = -1;
-		for (size_t k = 0; k < tr->n; k++)
-			if (tr->t[k].tid == s->tid) {
-				s->thread_index = slot_of[k];
-				break;
-			}
+		struct exec_tid *t = s->tid > 0 ? exec_truth_find(tr, s->tid, s->time_ns) : NULL;
+		s->thread_index = t ? slot_of[t - tr->t] : -1;
 	}
+	free(slot_of);
 	r->threads = nslots;
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&c->sink->dropped));
 	run_add_stat(r, "truth_polls", (double)tr->polls);
 	run_add_stat(r, "truth_from_stat_ticks", tr->from_stat);
-	run_add_stat(r, "truth_untracked_cpu_ns", untracked_cpu);
+	run_add_stat(r, "truth_threads", (double)program);
+	run_add_stat(r, "truth_pooled_threads", pooled);
 	return 0;
 }
 
-/* Below this share of wait4's CPU time the threads read are not the program's truth. */
+/* Below this share of the program's CPU time the threads read are not its truth. */
 #define EXEC_TRUTH_MIN_COVER 0.90
 /* ...judged only when the program used this much CPU: /proc reads lose up to a tick per
  * thread, which a program of a few ms cannot afford. */
 #define EXEC_TRUTH_MIN_CPU_NS 50e6
 
-/* Checks the truth against wait4's total, which is exact: when the threads read cover
+/* Checks the truth against the program's own CPU time, which is exact: wait4's total
+ * minus its children's (those it waited for, which wait4 includes; their samples are not
+ * taken, their threads not read: excluded by construction). When the threads read cover
  * less than EXEC_TRUTH_MIN_COVER of it, the run is SB_RUN_INCOMPLETE, a CPU sampler is
  * scored against the process total for rate and magnitude, and the per-thread metrics are
  * NaN (their truth is missing). A sampler that took no sample of a program that used CPU
@@ -104,29 +119,37 @@ static void check_truth(struct exec_ctx *c)
 {
 	struct sb_run *r = c->r;
 	struct sb_metrics *m = &r->metrics;
-	double read = 0, helpers = 0;
+	double read = 0, helpers = 0, exact = 0;
 
 	for (size_t i = 0; i < c->truth->n; i++) {
 		read += (double)c->truth->t[i].cpu_ns;
 		helpers += c->truth->t[i].helper ? (double)c->truth->t[i].cpu_ns : 0;
+		exact += c->truth->t[i].exact;
 	}
-	double total = c->process_cpu_ns;
+	double children = fmin(c->children_cpu_ns, c->process_cpu_ns);
+	double total = c->process_cpu_ns - children;
 	double program = total - helpers; /* the sampler's own threads are no truth */
 	double cover = total > 0 ? fmin(read / total, 1.0) : NAN;
 	run_add_stat(r, "truth_cpu_cover", cover);
+	run_add_stat(r, "truth_exact_threads", exact);
+	run_add_stat(r, "truth_children_cpu_ns", children);
+	run_add_stat(r, "truth_children_exact", c->children_exact);
 	if (r->status == SB_RUN_OK && program / 1e9 * r->hz >= 10 && r->nsamples == 0) {
 		r->status = SB_RUN_FAILED;
 		snprintf(r->reason, sizeof(r->reason), "no sample of a program that used %.2f s "
 			 "of CPU (wait4)", program / 1e9);
 		return;
 	}
+	if (r->status == SB_RUN_OK && children > 0)
+		snprintf(r->reason, sizeof(r->reason), "children excluded: %.3f s of CPU in the "
+			 "processes it forked and waited for is in no truth", children / 1e9);
 	if (r->status != SB_RUN_OK || total < EXEC_TRUTH_MIN_CPU_NS ||
 	    !(cover < EXEC_TRUTH_MIN_COVER))
 		return;
 	r->status = SB_RUN_INCOMPLETE;
 	snprintf(r->reason, sizeof(r->reason), "truth incomplete: the threads read cover %.0f %% "
-		 "of the program's CPU (wait4); scored against the process total, no "
-		 "per-thread metrics", cover * 100);
+		 "of the program's CPU (wait4%s); scored against the process total, no "
+		 "per-thread metrics", cover * 100, children > 0 ? " minus its children" : "");
 	m->thread_tvd = m->wall_thread_tvd = m->misattributed_fraction = NAN;
 	if (r->clock == SB_CLOCK_WALL) {
 		/* a wall sampler's expectation is the threads' lives, which were not all seen */
@@ -252,6 +275,8 @@ static int exec_once(struct exec_ctx *c, int *status)
 	*status = ex.status;
 	c->r->wall_s = (double)(sb_now_ns() - t0) / 1e9;
 	c->mode->finish(c);
+	if (!c->children_exact) /* the last poll's: children reaped after it are missed */
+		c->children_cpu_ns = (double)c->truth->children_ns;
 	if (collect(c) != 0) {
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		goto cleanup;
