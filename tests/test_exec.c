@@ -27,6 +27,7 @@
 
 #include "core/run.h"
 #include "results/h5io.h"
+#include "sampler/sampler.h"
 
 #define BIG_THREAD_NS 100000000ull /* threads with >= 100 ms of CPU must have samples */
 
@@ -340,7 +341,7 @@ static void test_exec_through_wrapper(void **state)
 	free_runs(runs, n);
 }
 
-/* 300 threads, 8 at a time, each burning 3 ms of its own CPU and ending by return,
+/* 300 threads, 8 at a time, each burning 2 ms of its own CPU and ending by return,
  * pthread_exit or cancellation in turn: every one has an exact row. The main thread is
  * slot 0, the first 62 workers slots 1..62, the other 238 are pooled in slot 63. Shown to
  * fail with the agent's rows ignored (exec_truth_row a no-op): cover below 0.95. */
@@ -351,7 +352,7 @@ static void test_many_threads_truth(void **state)
 	snprintf(h5, sizeof(h5), "%s/many.h5", tmpdir);
 	int rc = run(out, sizeof(out), err, sizeof(err),
 		     ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", manythreads, "300",
-			  "8", "3"));
+			  "8", "2"));
 	if (rc != 0)
 		fprintf(stderr, "%s", err);
 	assert_int_equal(rc, 0);
@@ -374,9 +375,9 @@ static void test_many_threads_truth(void **state)
 		assert_int_equal(r->nthread_rows, 64);
 		const struct sb_thread_row *pool = &r->thread_rows[63];
 		assert_int_equal(pool->os_threads, 238);
-		double burn = 3e6, total = 0;
+		double burn = 2e6, total = 0;
 		for (size_t k = 1; k < 63; k++) {
-			/* the thread's own clock: its 3 ms and the agent's and libc's few µs */
+			/* the thread's own clock: its 2 ms and the agent's and libc's few µs */
 			assert_true(r->thread_rows[k].cpu_ns >= burn);
 			assert_true(r->thread_rows[k].cpu_ns < burn * 1.5);
 			total += (double)r->thread_rows[k].cpu_ns;
@@ -387,16 +388,19 @@ static void test_many_threads_truth(void **state)
 		/* every thread's samples land in its slot or the pool: none unattributed */
 		for (size_t k = 0; k < r->nsamples; k++)
 			assert_true(r->samples[k].thread_index >= 0);
-		/* measured on a 2-vCPU VM at load 15-27: itimer rate 0.79-0.92, mach 0.73-0.82
-		 * (wall), thread_tvd itimer 0.13-0.18, mach 0.04-0.05 */
-		assert_true(r->metrics.rate_accuracy > 0.6 && r->metrics.rate_accuracy < 1.4);
-		assert_true(r->metrics.thread_tvd < 0.3);
+		/* measured on a 2-vCPU VM at load 6-27: itimer rate 0.79-0.92, mach 0.54-0.89
+		 * (wall: a thread's life includes its waits for a CPU), thread_tvd itimer
+		 * 0.13-0.20 (~60 samples over 63 slots: 0.17 expected from counting noise
+		 * alone), mach 0.04-0.11; every sample in slot 0 would give ~0.99 */
+		double lo = r->clock == SB_CLOCK_WALL ? 0.3 : 0.6;
+		assert_true(r->metrics.rate_accuracy > lo && r->metrics.rate_accuracy < 1.4);
+		assert_true(r->metrics.thread_tvd < 0.35);
 	}
 	free_runs(runs, n);
 }
 
-/* Forked children burn 2 x 150 ms, waited for (wait4's total includes them), the
- * program's two threads 2 x 100 ms: the children are excluded from the truth by
+/* Forked children burn 2 x 100 ms, waited for (wait4's total includes them), the
+ * program's two threads 2 x 60 ms: the children are excluded from the truth by
  * construction (no samples are taken in them), so their CPU is taken out of wait4's total
  * and named in the reason; the run is ok, scored on the program's own threads. Shown to
  * fail without the children's share subtracted (incomplete, cover ~0.4). */
@@ -406,8 +410,8 @@ static void test_forked_children_excluded(void **state)
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/fork.h5", tmpdir);
 	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "itimer,perf", "-o", h5, "--", forkburn, "2", "150",
-			  "100"));
+		     ARGS("exec", "--sampler", "itimer,perf", "--hz", "250", "-o", h5, "--", forkburn,
+			  "2", "100", "60"));
 	if (rc != 0)
 		fprintf(stderr, "%s", err);
 	assert_int_equal(rc, 0);
@@ -424,16 +428,17 @@ static void test_forked_children_excluded(void **state)
 			run_stat(r, "truth_cpu_cover"), r->metrics.rate_accuracy, r->reason);
 		assert_int_equal(r->status, SB_RUN_OK);
 		assert_non_null(strstr(r->reason, "children excluded"));
-		/* 2 x 150 ms; /proc's cutime (perf) in ticks */
-		assert_true(children >= 0.28e9 && children < 0.45e9);
+		/* 2 x 100 ms; /proc's cutime (perf) in ticks */
+		assert_true(children >= 0.18e9 && children < 0.3e9);
 		assert_true(run_stat(r, "truth_cpu_cover") >= 0.9);
 		double cpu = 0;
 		for (size_t k = 0; k < r->nthread_rows; k++)
 			cpu += (double)r->thread_rows[k].cpu_ns;
 		fprintf(stderr, "  threads %.3f s\n", cpu / 1e9);
-		/* 2 x 100 ms; /proc polls (perf) miss up to a poll and a tick per thread */
-		assert_true(cpu >= 0.18e9 && cpu < 0.28e9);
-		/* measured 0.92-1.06 on a loaded 2-vCPU VM (itimer, perf) */
+		/* 2 x 60 ms; /proc polls (perf) miss up to a poll and a tick per thread */
+		assert_true(cpu >= 0.108e9 && cpu < 0.17e9);
+		/* 30 samples expected at 250 Hz; measured 0.81-1.06 at 100 Hz on a loaded 2-vCPU
+		 * VM (itimer, perf) */
 		assert_true(r->metrics.rate_accuracy > 0.6 && r->metrics.rate_accuracy < 1.4);
 	}
 	/* the agent's getrusage at exit is exact; perf's share comes from /proc polls */
@@ -451,7 +456,7 @@ static void test_blocked_signals_libc(void **state)
 	snprintf(h5, sizeof(h5), "%s/block.h5", tmpdir);
 	int rc = run(out, sizeof(out), err, sizeof(err),
 		     ARGS("exec", "--sampler", "ctimer", "-o", h5, "--", blockprog, "libc", "2",
-			  "300"));
+			  "200"));
 	if (rc != 0)
 		fprintf(stderr, "%s", err);
 	assert_int_equal(rc, 0);
@@ -468,7 +473,7 @@ static void test_blocked_signals_libc(void **state)
 	assert_true(run_stat(r, "agent_sigblocked_threads") == 0);
 	assert_int_equal(r->nthread_rows, 3);
 	for (size_t k = 1; k < 3; k++)
-		assert_true(r->thread_rows[k].cpu_ns >= 300000000ull && r->thread_rows[k].samples > 0);
+		assert_true(r->thread_rows[k].cpu_ns >= 200000000ull && r->thread_rows[k].samples > 0);
 	/* measured 0.06 at load 27 */
 	assert_true(r->metrics.magnitude_error < 0.15);
 	assert_true(r->metrics.thread_tvd < 0.15);
@@ -486,7 +491,7 @@ static void test_blocked_signals_raw(void **state)
 	snprintf(h5, sizeof(h5), "%s/blockraw.h5", tmpdir);
 	int rc = run(out, sizeof(out), err, sizeof(err),
 		     ARGS("exec", "--sampler", "ctimer,perf", "-o", h5, "--", blockprog, "raw", "2",
-			  "300"));
+			  "200"));
 	if (rc != 0)
 		fprintf(stderr, "%s", err);
 	assert_int_equal(rc, 0);
