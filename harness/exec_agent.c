@@ -120,8 +120,8 @@ static void read_rows(struct exec_ctx *c, const struct sb_exec_shm *h)
 	}
 	run_add_stat(c->r, "agent_thread_rows", (double)n);
 	run_add_stat(c->r, "agent_thread_rows_ended", (double)ended);
-	run_add_stat(c->r, "agent_threads_lost", (double)atomic_load(&h->threads_lost) +
-						     (double)(claimed - n));
+	/* a claimed row past the file's end is one the agent counted lost */
+	run_add_stat(c->r, "agent_threads_lost", (double)atomic_load(&h->threads_lost));
 	if (atomic_load(&h->children_valid)) {
 		c->children_cpu_ns = (double)h->children_cpu_ns;
 		c->children_exact = 1;

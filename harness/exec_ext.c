@@ -354,21 +354,6 @@ struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid)
 	return t ? t : append_tid(tr, tid);
 }
 
-struct exec_tid *exec_truth_find(struct exec_truth *tr, pid_t tid, uint64_t time_ns)
-{
-	struct exec_tid *latest = NULL;
-	for (size_t i = tr->n; i-- > 0;) {
-		struct exec_tid *t = &tr->t[i];
-		if (t->tid != tid)
-			continue;
-		if (!latest)
-			latest = t;
-		if (t->first_ns <= time_ns)
-			return t; /* the newest one born before the sample */
-	}
-	return latest;
-}
-
 /* A /proc entry and a row are the same thread when their lives overlap: /proc sees a
  * thread at polls inside its life, give or take one poll. */
 #define ROW_MATCH_SLACK_NS 20000000ull

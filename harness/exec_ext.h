@@ -53,8 +53,6 @@ void exec_truth_poll(struct exec_truth *tr);
 /* The latest entry of tid, appended (cpu 0) when it was never seen; NULL when out of
  * memory. */
 struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid);
-/* The entry of tid alive at time_ns (CLOCK_MONOTONIC), else its latest; NULL when none. */
-struct exec_tid *exec_truth_find(struct exec_truth *tr, pid_t tid, uint64_t time_ns);
 /* Merges one agent thread row (core/exec_shm.h): the entry of the same thread (same tid,
  * lives that overlap) or a new one takes the row's times; an ended row's CPU is exact.
  * Returns 0 or -1 (out of memory). */

@@ -36,6 +36,53 @@ static void poll_maps(struct exec_ctx *c, char *buf, size_t cap)
 	c->maps_len = n;
 }
 
+static const struct exec_tid *by_tid_base;
+
+static int cmp_tid_born(const void *a, const void *b)
+{
+	const struct exec_tid *x = &by_tid_base[*(const size_t *)a];
+	const struct exec_tid *y = &by_tid_base[*(const size_t *)b];
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
+}
+
+/* The truth's entries sorted by (tid, first_ns), as indices; NULL when out of memory. */
+static size_t *sorted_entries(const struct exec_truth *tr)
+{
+	size_t *idx = malloc((tr->n + 1) * sizeof(*idx));
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < tr->n; i++)
+		idx[i] = i;
+	by_tid_base = tr->t;
+	qsort(idx, tr->n, sizeof(*idx), cmp_tid_born);
+	return idx;
+}
+
+/* The entry of tid born last before time_ns, else its last born; -1 when none. idx sorts
+ * the n entries t by (tid, first_ns). */
+static long entry_at(const struct exec_tid *t, const size_t *idx, size_t n, pid_t tid,
+		     uint64_t time_ns)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the first entry with a tid above tid */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[idx[mid]].tid <= tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	long best = -1;
+	for (size_t k = lo; k-- > 0 && t[idx[k]].tid == tid;) {
+		if (best < 0)
+			best = (long)idx[k];
+		if (t[idx[k]].first_ns <= time_ns)
+			return (long)idx[k];
+	}
+	return best;
+}
+
 /* Copies the sink into r, numbers threads by first appearance (the truth's order, then
  * threads only the samples saw), and fills the truth rows: one slot per thread up to
  * SB_MAX_THREADS; when there are more, the last slot pools every later thread (its
@@ -49,15 +96,29 @@ static int collect(struct exec_ctx *c)
 	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
 	if (child_collect_sink(r, c->sink) != 0 || !r->thread_rows)
 		return -1;
-	for (size_t i = 0; i < r->nsamples; i++)
-		if (r->samples[i].tid > 0 && !exec_truth_find(tr, r->samples[i].tid, UINT64_MAX))
-			exec_truth_tid(tr, r->samples[i].tid);
+	/* threads only the samples saw get an entry */
+	size_t *idx = sorted_entries(tr);
+	size_t before = tr->n;
+	for (size_t i = 0; idx && i < r->nsamples; i++) {
+		pid_t tid = r->samples[i].tid;
+		if (tid > 0 && entry_at(tr->t, idx, before, tid, UINT64_MAX) < 0 &&
+		    (i == 0 || tid != r->samples[i - 1].tid) && !exec_truth_tid(tr, tid))
+			break;
+	}
+	if (idx && tr->n != before) {
+		free(idx);
+		idx = sorted_entries(tr);
+	}
+	if (!idx)
+		return -1;
 	size_t program = 0;
 	for (size_t i = 0; i < tr->n; i++)
 		program += !tr->t[i].helper;
 	int *slot_of = malloc((tr->n + 1) * sizeof(*slot_of));
-	if (!slot_of)
+	if (!slot_of) {
+		free(idx);
 		return -1;
+	}
 	int nslots = 0, pooled = 0;
 	for (size_t i = 0; i < tr->n; i++) {
 		struct exec_tid *t = &tr->t[i];
@@ -87,11 +148,13 @@ static int collect(struct exec_ctx *c)
 		row->alive_ns += t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
 	}
 	r->nthread_rows = (size_t)nslots;
+	/* a sample's thread: same tid, born before it (tids are reused) */
 	for (size_t i = 0; i < r->nsamples; i++) {
 		struct sb_sample *s = &r->samples[i];
-		struct exec_tid *t = s->tid > 0 ? exec_truth_find(tr, s->tid, s->time_ns) : NULL;
-		s->thread_index = t ? slot_of[t - tr->t] : -1;
+		long k = s->tid > 0 ? entry_at(tr->t, idx, tr->n, s->tid, s->time_ns) : -1;
+		s->thread_index = k >= 0 ? slot_of[k] : -1;
 	}
+	free(idx);
 	free(slot_of);
 	r->threads = nslots;
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&c->sink->dropped));
@@ -129,7 +192,10 @@ static void check_truth(struct exec_ctx *c)
 	double children = fmin(c->children_cpu_ns, c->process_cpu_ns);
 	double total = c->process_cpu_ns - children;
 	double program = total - helpers; /* the sampler's own threads are no truth */
-	double cover = total > 0 ? fmin(read / total, 1.0) : NAN;
+	/* Without the agent the children's share is /proc's cutime + cstime, each cut to a
+	 * clock tick: up to two ticks of theirs may remain in total, not the threads' due. */
+	double slack = c->children_exact || children <= 0 ? 0 : 2e9 / (double)sysconf(_SC_CLK_TCK);
+	double cover = total > 0 ? fmin(read / fmax(total - slack, 1), 1.0) : NAN;
 	run_add_stat(r, "truth_cpu_cover", cover);
 	run_add_stat(r, "truth_exact_threads", exact);
 	run_add_stat(r, "truth_children_cpu_ns", children);
@@ -266,7 +332,8 @@ static int exec_once(struct exec_ctx *c, int *status)
 	}
 	exec_truth_init(c->truth, c->pid);
 	struct exec_poll_arg parg = { c, mapbuf };
-	struct child_wait_opts wopts = { .poll_ns = EXEC_POLL_NS, .poll = exec_poll, .arg = &parg };
+	struct child_wait_opts wopts = { .poll_ns = EXEC_POLL_NS, .poll = exec_poll, .arg = &parg,
+					 .poll_exited = 1 };
 	struct child_exit ex;
 	if (child_wait(&child, &wopts, &ex) != 0) {
 		snprintf(c->err, sizeof(c->err), "wait: %s", strerror(errno));

@@ -437,9 +437,11 @@ static void test_forked_children_excluded(void **state)
 		fprintf(stderr, "  threads %.3f s\n", cpu / 1e9);
 		/* 2 x 60 ms; /proc polls (perf) miss up to a poll and a tick per thread */
 		assert_true(cpu >= 0.108e9 && cpu < 0.17e9);
-		/* 30 samples expected at 250 Hz; measured 0.81-1.06 at 100 Hz on a loaded 2-vCPU
-		 * VM (itimer, perf) */
-		assert_true(r->metrics.rate_accuracy > 0.6 && r->metrics.rate_accuracy < 1.4);
+		/* 30 samples expected at 250 Hz: itimer counts the process's CPU tick by tick
+		 * (0.81-1.05 measured on a loaded 2-vCPU VM); perf's per-CPU events sample what
+		 * runs, a Poisson count (sd 0.18) on a shared host (0.67-1.12 measured) */
+		double lo = strcmp(r->sampler, "perf") == 0 ? 0.45 : 0.6;
+		assert_true(r->metrics.rate_accuracy > lo && r->metrics.rate_accuracy < 2 - lo);
 	}
 	/* the agent's getrusage at exit is exact; perf's share comes from /proc polls */
 	assert_true(run_stat(&runs[0], "truth_children_exact") == 1);
