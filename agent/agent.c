@@ -9,8 +9,10 @@
  * announces itself (sb_thread_begin: stack bounds, the sampler's thread_start hook) before
  * the program's code runs. The suspend sampler's registry (sampler/registry.c, built here
  * with its pthread_create renamed to sb_reg_pthread_create) sits under it, so both layers
- * see every thread. At exit() the sampler is stopped and its counters and the program's
- * memory map are written to the shared header; the samples themselves were pushed into
+ * see every thread. Each followed thread also writes its own CPU and monotonic clocks at
+ * the start and the end of its start routine into a thread row of the shared memory: the
+ * parent's exact per-thread truth (core/exec_shm.h). At exit() the sampler is stopped and
+ * its counters and the program's memory map are written to the shared header; the samples themselves were pushed into
  * shared memory as they were taken, so a crash or a SIGKILL loses none of them.
  *
  * What the program sees: nothing on stdout, errno preserved by every hook, its exit code
@@ -123,9 +125,9 @@ static void agent_fail(const char *fmt, const char *a, const char *b)
 }
 
 /* Maps SAMPBENCH_OUT ("fd:N" from sampbench exec, or a path to a file of the same
- * layout) and checks its header. An fd:N stays open, close-on-exec, so that the image an
- * execve of this process loads finds the sink again (agent_before_exec); a path's fd is
- * closed. */
+ * layout) and checks its header. The fd stays open, close-on-exec: thread rows grow the
+ * file through it, and an fd:N is handed to the image an execve of this process loads
+ * (agent_before_exec). */
 static int map_out(const char *out)
 {
 	struct stat st;
@@ -491,6 +493,9 @@ __attribute__((constructor)) static void agent_init(void)
 		}
 	}
 	A.key_ok = pthread_key_create(&A.key, agent_thread_gone) == 0;
+	/* resolved now (dlsym): a thread's exit path reads its mask through it */
+	sigset_t cur;
+	real_sigmask(SIG_SETMASK, NULL, &cur);
 	pthread_atfork(NULL, NULL, agent_atfork_child);
 
 	struct sb_config cfg = {
