@@ -450,7 +450,7 @@ void exec_truth_close(struct exec_truth *tr)
 			close(tr->t[i].fd);
 			tr->t[i].fd = -1;
 		}
-	if (tr->stat_fd >= 0)
+	if (tr->pid > 0 && tr->stat_fd >= 0) /* a zeroed, never started truth owns no fd */
 		close(tr->stat_fd);
 	tr->stat_fd = -1;
 	free(tr->t);

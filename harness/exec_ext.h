@@ -58,6 +58,7 @@ struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid);
  * Returns 0 or -1 (out of memory). */
 struct sb_exec_thread;
 int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row);
+/* Closes its files and frees its entries; a zeroed truth never started is fine too. */
 void exec_truth_close(struct exec_truth *tr);
 
 /* ---- symbolization ---- */
