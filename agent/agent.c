@@ -255,8 +255,9 @@ static void row_begin(struct sb_exec_thread *r, pid_t tid)
 
 static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
-/* The calling thread blocks the sampler's signal behind the agent (a raw rt_sigprocmask,
- * say) while the sampler runs: its row says so, the parent fails the run. */
+/* The calling thread, back from its start routine, blocks the sampler's signal behind
+ * the agent (a raw rt_sigprocmask, say) while the sampler runs: its row says so, the
+ * parent fails the run. */
 static void row_check_blocked(struct sb_exec_thread *r)
 {
 	sigset_t cur;
@@ -399,8 +400,9 @@ static void agent_stop(void)
 static void agent_exit(void)
 {
 	int e = errno;
+	/* No look at the caller's mask: exit() called from a signal handler (whose mask
+	 * may be full) would pass for the program blocking the sampler's signal. */
 	if (getpid() == A.pid) {
-		row_check_blocked(agent_row);
 		agent_stop();
 		if (atomic_load(&A.tracking))
 			rows_at_exit();
