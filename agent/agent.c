@@ -12,8 +12,9 @@
  * see every thread. Each followed thread also writes its own CPU and monotonic clocks at
  * the start and the end of its start routine into a thread row of the shared memory: the
  * parent's exact per-thread truth (core/exec_shm.h). At exit() the sampler is stopped and
- * its counters and the program's memory map are written to the shared header; the samples themselves were pushed into
- * shared memory as they were taken, so a crash or a SIGKILL loses none of them.
+ * its counters and the program's memory map are written to the shared header; the
+ * samples themselves were pushed into shared memory as they were taken, so a crash or a
+ * SIGKILL loses none of them.
  *
  * What the program sees: nothing on stdout, errno preserved by every hook, its exit code
  * untouched, its own signal handlers honoured (taking the sampler's signal stops sampling
