@@ -9,9 +9,12 @@
  * announces itself (sb_thread_begin: stack bounds, the sampler's thread_start hook) before
  * the program's code runs. The suspend sampler's registry (sampler/registry.c, built here
  * with its pthread_create renamed to sb_reg_pthread_create) sits under it, so both layers
- * see every thread. At exit() the sampler is stopped and its counters and the program's
- * memory map are written to the shared header; the samples themselves were pushed into
- * shared memory as they were taken, so a crash or a SIGKILL loses none of them.
+ * see every thread. Each followed thread also writes its own CPU and monotonic clocks at
+ * the start and the end of its start routine into a thread row of the shared memory: the
+ * parent's exact per-thread truth (core/exec_shm.h). At exit() the sampler is stopped and
+ * its counters and the program's memory map are written to the shared header; the
+ * samples themselves were pushed into shared memory as they were taken, so a crash or a
+ * SIGKILL loses none of them.
  *
  * What the program sees: nothing on stdout, errno preserved by every hook, its exit code
  * untouched, its own signal handlers honoured (taking the sampler's signal stops sampling
@@ -28,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/exec_shm.h"
@@ -82,6 +87,8 @@ static struct {
 	int signo;
 	pid_t pid;
 	_Atomic int active;   /* sampling: threads are followed, stop() pending */
+	_Atomic int tracking; /* this is the profiled process: threads write their rows */
+	uint64_t first_row;   /* the first row this image claimed (rows below: an earlier image) */
 	_Atomic int stopping; /* one stop only, whoever comes first */
 	_Atomic int next_index;
 	_Atomic uint64_t threads_followed;
@@ -89,7 +96,8 @@ static struct {
 	pthread_key_t key;
 	int key_ok;
 	int out_fd; /* the sink's fd (SAMPBENCH_OUT=fd:N), close-on-exec until an execve */
-} A = { .out_fd = -1 };
+	int fd;     /* the sink's fd whatever SAMPBENCH_OUT was: thread rows grow it */
+} A = { .out_fd = -1, .fd = -1 };
 
 /* Set while the agent itself calls into a sampler: its own sigaction()s are not the
  * program's. */
@@ -118,9 +126,9 @@ static void agent_fail(const char *fmt, const char *a, const char *b)
 }
 
 /* Maps SAMPBENCH_OUT ("fd:N" from sampbench exec, or a path to a file of the same
- * layout) and checks its header. An fd:N stays open, close-on-exec, so that the image an
- * execve of this process loads finds the sink again (agent_before_exec); a path's fd is
- * closed. */
+ * layout) and checks its header. The fd stays open, close-on-exec: thread rows grow the
+ * file through it, and an fd:N is handed to the image an execve of this process loads
+ * (agent_before_exec). */
 static int map_out(const char *out)
 {
 	struct stat st;
@@ -140,17 +148,21 @@ static int map_out(const char *out)
 		return -1;
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m != MAP_FAILED && strncmp(out, "fd:", 3) == 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0)
-		A.out_fd = fd;
-	else
-		close(fd);
-	if (m == MAP_FAILED) {
+	if (m == MAP_FAILED || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
 		agent_msg("cannot map SAMPBENCH_OUT=%s: %s", out, strerror(errno));
+		if (m != MAP_FAILED)
+			munmap(m, (size_t)st.st_size);
+		close(fd);
 		return -1;
 	}
+	A.fd = fd;
+	if (strncmp(out, "fd:", 3) == 0)
+		A.out_fd = fd;
+	/* The file may be longer than total_size: thread rows an earlier image added. */
 	struct sb_exec_shm *h = m;
 	if (h->magic != SB_EXEC_MAGIC || h->version != SB_EXEC_VERSION ||
-	    h->header_size != sizeof(*h) || h->total_size != (uint64_t)st.st_size) {
+	    h->header_size != sizeof(*h) || h->total_size > (uint64_t)st.st_size ||
+	    h->threads_offset < h->total_size) {
 		agent_msg("SAMPBENCH_OUT=%s%s has another layout (sampbench and agent differ?)", out,
 			  "");
 		munmap(m, (size_t)st.st_size);
@@ -160,6 +172,146 @@ static int map_out(const char *out)
 	A.shm_len = (size_t)st.st_size;
 	A.sink = sb_exec_sink(m);
 	return 0;
+}
+
+/* ---- thread rows: each thread's own clocks (core/exec_shm.h) ---- */
+
+#define AGENT_MAX_CHUNKS 40 /* chunk k holds SB_EXEC_ROWS_BASE << k rows: no practical limit */
+
+static struct sb_exec_thread *_Atomic agent_chunks[AGENT_MAX_CHUNKS];
+static pthread_mutex_t agent_grow = PTHREAD_MUTEX_INITIALIZER;
+/* The calling thread's row until it ends (initial-exec TLS: safe in its exit path). */
+static __thread struct sb_exec_thread *agent_row SB_TLS;
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The chunk of row i; *first = its first row. */
+static int chunk_of(uint64_t i, uint64_t *first)
+{
+	int k = 63 - __builtin_clzll(i / SB_EXEC_ROWS_BASE + 1);
+	*first = (uint64_t)SB_EXEC_ROWS_BASE * ((1ull << k) - 1);
+	return k;
+}
+
+/* Row i when its chunk is mapped in this image, else NULL. Lock-free. */
+static struct sb_exec_thread *row_mapped(uint64_t i)
+{
+	uint64_t first;
+	int k = chunk_of(i, &first);
+	if (k >= AGENT_MAX_CHUNKS)
+		return NULL;
+	struct sb_exec_thread *c = atomic_load_explicit(&agent_chunks[k], memory_order_acquire);
+	return c ? &c[i - first] : NULL;
+}
+
+/* Row i, mapping its chunk (and growing the file to hold it) on first use; NULL when the
+ * file cannot grow. Takes the agent's own lock: never called in a thread's exit path. */
+static struct sb_exec_thread *row_at(uint64_t i)
+{
+	struct sb_exec_thread *r = row_mapped(i);
+	uint64_t first;
+	int k = chunk_of(i, &first);
+
+	if (r || k >= AGENT_MAX_CHUNKS || A.fd < 0)
+		return r;
+	pthread_mutex_lock(&agent_grow);
+	struct sb_exec_thread *c = atomic_load_explicit(&agent_chunks[k], memory_order_relaxed);
+	if (!c) {
+		size_t len = ((size_t)SB_EXEC_ROWS_BASE << k) * sizeof(*c);
+		off_t off = (off_t)(A.shm->threads_offset + first * sizeof(*c));
+		struct stat st;
+		/* grown, never shrunk: the parent reads whatever the file holds */
+		if (fstat(A.fd, &st) == 0 &&
+		    (st.st_size >= off + (off_t)len || ftruncate(A.fd, off + (off_t)len) == 0)) {
+			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, A.fd, off);
+			if (m != MAP_FAILED) {
+				c = m;
+				atomic_store_explicit(&agent_chunks[k], c, memory_order_release);
+			}
+		}
+	}
+	pthread_mutex_unlock(&agent_grow);
+	return c ? &c[i - first] : NULL;
+}
+
+/* The calling thread starts its row r (NULL: no row, counted lost). */
+static void row_begin(struct sb_exec_thread *r, pid_t tid)
+{
+	if (!r) {
+		atomic_fetch_add(&A.shm->threads_lost, 1);
+		return;
+	}
+	r->tid = tid;
+	r->start_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	r->start_ns = clock_ns(CLOCK_MONOTONIC);
+	atomic_store_explicit(&r->state, SB_EXEC_ROW_STARTED, memory_order_release);
+	agent_row = r;
+}
+
+static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
+
+/* The calling thread, back from its start routine, blocks the sampler's signal behind
+ * the agent (a raw rt_sigprocmask, say) while the sampler runs: its row says so, the
+ * parent fails the run. */
+static void row_check_blocked(struct sb_exec_thread *r)
+{
+	sigset_t cur;
+	if (!r || !A.signo || !atomic_load_explicit(&A.active, memory_order_relaxed) ||
+	    (r->flags & SB_EXEC_ROW_SIGBLOCKED) || real_sigmask(SIG_SETMASK, NULL, &cur) != 0 ||
+	    sigismember(&cur, A.signo) != 1)
+		return;
+	r->flags |= SB_EXEC_ROW_SIGBLOCKED;
+	atomic_fetch_add(&A.shm->sigblocked_threads, 1);
+}
+
+/* The calling thread ends its row: its start routine returned (check: look at its
+ * signal mask too), or it called pthread_exit or was cancelled (the key's destructor; no
+ * check: a cancellation acted on inside a signal handler, the sampler's included, unwinds
+ * with that handler's mask). Async-signal-safe: clock_gettime, one sigprocmask, stores;
+ * no lock. */
+static void row_end(int check)
+{
+	struct sb_exec_thread *r = agent_row;
+	if (!r)
+		return;
+	agent_row = NULL;
+	r->end_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	r->end_ns = clock_ns(CLOCK_MONOTONIC);
+	if (check)
+		row_check_blocked(r);
+	atomic_store_explicit(&r->state, SB_EXEC_ROW_ENDED, memory_order_release);
+}
+
+/* exit(): the threads of this image still running (the caller included) are read through
+ * their CPU clocks, which the kernel lets a thread read only inside its own process; a
+ * dead thread's read fails. Rows of an earlier image (before an execve) are left alone. */
+static void rows_at_exit(void)
+{
+	uint64_t n = atomic_load(&A.shm->threads_claimed);
+	for (uint64_t i = 0; i < n; i++) {
+		if (i != 0 && i < A.first_row)
+			continue;
+		struct sb_exec_thread *r = row_mapped(i);
+		if (!r || atomic_load_explicit(&r->state, memory_order_acquire) !=
+				  SB_EXEC_ROW_STARTED || r->tid <= 0)
+			continue;
+		/* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), as pthread_getcpuclockid */
+		clockid_t cid = (clockid_t)((~(unsigned)r->tid) << 3) | 6;
+		r->exit_cpu_ns = clock_ns(cid);
+	}
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		A.shm->children_cpu_ns =
+			(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+		atomic_store(&A.shm->children_valid, 1);
+	}
 }
 
 /* Tids of this process now, into out (at most max). */
@@ -249,16 +401,27 @@ static void agent_stop(void)
 static void agent_exit(void)
 {
 	int e = errno;
-	if (getpid() == A.pid)
+	/* No look at the caller's mask: exit() called from a signal handler (whose mask
+	 * may be full) would pass for the program blocking the sampler's signal. */
+	if (getpid() == A.pid) {
 		agent_stop();
+		if (atomic_load(&A.tracking))
+			rows_at_exit();
+	}
 	errno = e;
 }
 
+/* The key's values: a followed thread (sampler hooks and row) or one with a row only. */
+#define AGENT_KEY_HOOKED ((void *)1)
+#define AGENT_KEY_ROW ((void *)2)
+
+/* pthread_exit or cancellation of a thread the agent follows. */
 static void agent_thread_gone(void *v)
 {
-	(void)v;
 	int e = errno;
-	sb_thread_end();
+	if (v == AGENT_KEY_HOOKED)
+		sb_thread_end();
+	row_end(0);
 	errno = e;
 }
 
@@ -267,7 +430,9 @@ static void agent_thread_gone(void *v)
 static void agent_atfork_child(void)
 {
 	atomic_store(&A.active, 0);
+	atomic_store(&A.tracking, 0);
 	atomic_store(&A.stopping, 1);
+	agent_row = NULL;
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -331,6 +496,9 @@ __attribute__((constructor)) static void agent_init(void)
 		}
 	}
 	A.key_ok = pthread_key_create(&A.key, agent_thread_gone) == 0;
+	/* resolved now (dlsym): a thread's exit path reads its mask through it */
+	sigset_t cur;
+	real_sigmask(SIG_SETMASK, NULL, &cur);
 	pthread_atfork(NULL, NULL, agent_atfork_child);
 
 	struct sb_config cfg = {
@@ -361,6 +529,13 @@ __attribute__((constructor)) static void agent_init(void)
 	atomic_store(&A.next_index, 1);
 	atomic_store(&A.active, 1);
 	sb_thread_begin(0); /* the main thread: its hooks, after start() like every thread */
+	/* Row 0 is the main thread's in every image: its CPU clock runs on across execve. */
+	A.shm->sampler_signo = A.signo;
+	A.first_row = atomic_load(&A.shm->threads_claimed);
+	row_begin(row_at(0), A.pid);
+	if (A.key_ok)
+		pthread_setspecific(A.key, AGENT_KEY_ROW);
+	atomic_store(&A.tracking, 1);
 	atomic_store(&A.shm->state, SB_EXEC_STARTED);
 	atexit(agent_exit);
 out:
@@ -368,8 +543,6 @@ out:
 }
 
 /* ---- following threads ---- */
-
-static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* The new thread inherited its creator's mask; libraries that block every signal in
  * their workers (liblzma does) would hide them from a signal-driven sampler. */
@@ -397,24 +570,32 @@ static void *agent_trampoline(void *p)
 	int e = errno;
 
 	free(p);
+	void *key = NULL;
 	if (atomic_load_explicit(&A.active, memory_order_acquire)) {
 		keep_signal_open();
 		int idx = atomic_fetch_add(&A.next_index, 1);
 		sb_thread_begin(idx < SB_MAX_THREADS ? idx : -1);
 		atomic_fetch_add(&A.threads_followed, 1);
-		/* pthread_exit() and cancellation skip our return: the key's destructor runs
-		 * the thread_stop hook then. */
-		if (A.key_ok)
-			pthread_setspecific(A.key, (void *)1);
+		key = AGENT_KEY_HOOKED;
 	}
+	if (atomic_load_explicit(&A.tracking, memory_order_acquire)) {
+		row_begin(row_at(atomic_fetch_add(&A.shm->threads_claimed, 1)), sb_gettid());
+		key = key ? key : AGENT_KEY_ROW;
+	}
+	/* pthread_exit() and cancellation skip our return: the key's destructor runs the
+	 * thread_stop hook and ends the row then. */
+	if (A.key_ok && key)
+		pthread_setspecific(A.key, key);
 	errno = e;
 	void *ret = s.fn(s.arg);
-	if (A.key_ok && pthread_getspecific(A.key)) {
-		e = errno;
+	e = errno;
+	if (A.key_ok && (key = pthread_getspecific(A.key)) != NULL) {
 		pthread_setspecific(A.key, NULL);
-		sb_thread_end();
-		errno = e;
+		if (key == AGENT_KEY_HOOKED)
+			sb_thread_end();
 	}
+	row_end(1);
+	errno = e;
 	return ret;
 }
 
@@ -422,7 +603,8 @@ static void *agent_trampoline(void *p)
 SB_AGENT_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
 		   void *(*fn)(void *), void *restrict arg)
 {
-	if (!atomic_load_explicit(&A.active, memory_order_acquire))
+	if (!atomic_load_explicit(&A.active, memory_order_acquire) &&
+	    !atomic_load_explicit(&A.tracking, memory_order_acquire))
 		return sb_reg_pthread_create(t, attr, fn, arg);
 	struct agent_start *s = malloc(sizeof(*s));
 	if (!s)

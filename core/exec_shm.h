@@ -7,6 +7,17 @@
  * keeps every sample taken; only what the agent writes at exit (stats, maps) can be lost.
  *
  *   [struct sb_exec_shm][struct sb_sink][samples: sample_cap][frames: frame_cap]
+ *   [thread rows, from threads_offset: grown by the agent, see below]
+ *
+ * Thread rows: every thread the agent follows (the main thread is row 0, each thread
+ * made with pthread_create one more) writes its own CPU time (CLOCK_THREAD_CPUTIME_ID)
+ * and CLOCK_MONOTONIC when its start routine begins and when it ends. A row index is
+ * claimed with one atomic add on threads_claimed; the rows live past total_size, in
+ * chunks of SB_EXEC_ROWS_BASE << k rows laid end to end (row i at threads_offset +
+ * i * sizeof(struct sb_exec_thread) whatever its chunk), which the agent adds with
+ * ftruncate when a claimed index is past the file's end. There is no limit but the
+ * memfd's size: the parent reads the rows claimed (those the file holds) with pread
+ * after the program is gone.
  *
  * The sink header holds pointers, which are only valid in the process that set them: the
  * agent points them into its own mapping, the parent recomputes them from its own. */
@@ -19,7 +30,7 @@
 #include "core/sample.h"
 
 #define SB_EXEC_MAGIC 0x3130434558454253ull /* "SBEXEC01" */
-#define SB_EXEC_VERSION 1
+#define SB_EXEC_VERSION 2
 #define SB_EXEC_MAX_HELPERS 16   /* sampler threads the agent started in the target */
 #define SB_EXEC_MAX_STATS 32
 #define SB_EXEC_MAPS_MAX (512u << 10) /* /proc/self/maps copied at exit */
@@ -31,6 +42,29 @@ enum sb_exec_state {
 	SB_EXEC_STOPPED = 2,  /* sampler stopped, stats and maps written */
 	SB_EXEC_FAILED = -1,  /* the agent could not start the sampler: see reason */
 };
+
+enum sb_exec_row_state {
+	SB_EXEC_ROW_CLAIMED = 0, /* index taken, nothing written (or the chunk could not grow) */
+	SB_EXEC_ROW_STARTED = 1, /* start_* written: the thread runs the program's code */
+	SB_EXEC_ROW_ENDED = 2,   /* end_* written: the start routine returned, pthread_exit
+				  * or cancellation */
+};
+
+#define SB_EXEC_ROWS_BASE 1024u       /* rows of chunk 0; chunk k holds BASE << k */
+#define SB_EXEC_ROW_SIGBLOCKED 1u     /* flags: the sampler's signal was blocked at its end */
+
+/* One thread's own clocks (64 bytes). Times in ns; 0 = not read. */
+struct sb_exec_thread {
+	_Atomic uint32_t state;      /* enum sb_exec_row_state, written last (release) */
+	int32_t tid;
+	uint64_t start_cpu_ns, start_ns; /* CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC */
+	uint64_t end_cpu_ns, end_ns;
+	uint64_t exit_cpu_ns;        /* read by exit() from another thread: still running then */
+	uint32_t flags;              /* SB_EXEC_ROW_* */
+	uint32_t pad;
+	uint64_t pad2;
+};
+_Static_assert(sizeof(struct sb_exec_thread) == 64, "one row, one cache line");
 
 struct sb_exec_stat {
 	char name[48];
@@ -53,6 +87,15 @@ struct sb_exec_shm {
 	int32_t signal_conflict;     /* the program took the sampler's signal */
 	int32_t nstats;
 	struct sb_exec_stat stats[SB_EXEC_MAX_STATS];
+	uint64_t threads_offset;     /* page aligned, >= total_size: row 0 */
+	_Atomic uint64_t threads_claimed; /* rows handed out (the parent sets 1: main's) */
+	_Atomic uint64_t threads_lost; /* threads without a row (the memfd could not grow) */
+	/* getrusage(RUSAGE_CHILDREN) at exit(): the CPU of the children the program waited
+	 * for, which wait4's total includes and the thread rows do not */
+	uint64_t children_cpu_ns;
+	_Atomic int32_t children_valid;
+	_Atomic int32_t sigblocked_threads; /* rows with SB_EXEC_ROW_SIGBLOCKED */
+	int32_t sampler_signo;       /* the signal the sampler needs, 0: none */
 	_Atomic uint32_t maps_len;   /* bytes of maps, written last */
 	char maps[SB_EXEC_MAPS_MAX];
 };

@@ -63,6 +63,12 @@ int child_wait(struct child *c, const struct child_wait_opts *opts, struct child
 
 	memset(e, 0, sizeof(*e));
 	for (uint64_t polls = 0;; polls++) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (opts->poll && opts->poll_exited &&
+		    waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == c->pid)
+			opts->poll(opts->arg, polls); /* a zombie: the next wait4 reaps it */
 		pid_t w = wait4(c->pid, &e->status, WNOHANG, &e->ru);
 		if (w == c->pid)
 			break;

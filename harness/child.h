@@ -28,6 +28,9 @@ struct child_wait_opts {
 	/* Optional: called at every look while the child runs (polls counts from 0). */
 	void (*poll)(void *arg, uint64_t polls);
 	void *arg;
+	/* Call poll once more when the child has exited, before it is reaped: its
+	 * /proc/PID/stat and its main thread's files hold their final values then. */
+	int poll_exited;
 };
 
 struct child_exit {

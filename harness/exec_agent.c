@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/exec_shm.h"
@@ -40,6 +41,9 @@ static int agent_prepare(struct exec_ctx *c)
 	h->version = SB_EXEC_VERSION;
 	h->header_size = sizeof(*h);
 	h->total_size = len;
+	long page = sysconf(_SC_PAGESIZE);
+	h->threads_offset = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	atomic_init(&h->threads_claimed, 1); /* row 0: the main thread */
 	h->sink_offset = hdr;
 	h->samples_offset = hdr + sinkhdr;
 	h->frames_offset = h->samples_offset + (size_t)EXEC_SAMPLE_CAP * sizeof(struct sb_sample);
@@ -90,10 +94,45 @@ static void agent_poll(struct exec_ctx *c)
 	(void)c;
 }
 
+/* The agent's thread rows into the truth: as many as it claimed and the file holds (a
+ * row past the end is one whose chunk could not grow). */
+static void read_rows(struct exec_ctx *c, const struct sb_exec_shm *h)
+{
+	struct stat st;
+	uint64_t claimed = atomic_load(&h->threads_claimed), n = 0, ended = 0;
+	struct sb_exec_thread *rows = NULL;
+
+	if (fstat(c->memfd, &st) == 0 && (uint64_t)st.st_size > h->threads_offset)
+		n = ((uint64_t)st.st_size - h->threads_offset) / sizeof(*rows);
+	n = n < claimed ? n : claimed;
+	if (n > 0 && (rows = malloc(n * sizeof(*rows))) != NULL) {
+		size_t len = n * sizeof(*rows), got = 0;
+		ssize_t k;
+		while (got < len && (k = pread(c->memfd, (char *)rows + got, len - got,
+					       (off_t)(h->threads_offset + got))) > 0)
+			got += (size_t)k;
+		n = got / sizeof(*rows);
+		for (uint64_t i = 0; i < n; i++) {
+			ended += atomic_load(&rows[i].state) == SB_EXEC_ROW_ENDED;
+			exec_truth_row(c->truth, &rows[i]);
+		}
+		free(rows);
+	}
+	run_add_stat(c->r, "agent_thread_rows", (double)n);
+	run_add_stat(c->r, "agent_thread_rows_ended", (double)ended);
+	/* a claimed row past the file's end is one the agent counted lost */
+	run_add_stat(c->r, "agent_threads_lost", (double)atomic_load(&h->threads_lost));
+	if (atomic_load(&h->children_valid)) {
+		c->children_cpu_ns = (double)h->children_cpu_ns;
+		c->children_exact = 1;
+	}
+}
+
 static void agent_finish(struct exec_ctx *c)
 {
 	struct sb_exec_shm *h = c->shm;
 	int state = atomic_load(&h->state);
+	int blocked = atomic_load(&h->sigblocked_threads);
 
 	c->sink = sb_exec_sink(c->shm); /* the agent set the pointers for its own mapping */
 	if (state == SB_EXEC_INIT)
@@ -101,6 +140,16 @@ static void agent_finish(struct exec_ctx *c)
 			     "SAMPBENCH_* rejected");
 	else if (state == SB_EXEC_FAILED || h->signal_conflict)
 		exec_fail(c, h->reason[0] ? h->reason : "the agent failed");
+	if (blocked > 0) {
+		char why[SB_REASON_LEN];
+		const char *sig = plat_signal_name(h->sampler_signo);
+		snprintf(why, sizeof(why), "the program blocked the sampler's signal (SIG%s) behind "
+			 "the agent (not through sigprocmask/pthread_sigmask) in %d thread%s: "
+			 "profile partial", sig ? sig : "?", blocked, blocked == 1 ? "" : "s");
+		exec_fail(c, why);
+	}
+	if (state != SB_EXEC_INIT)
+		read_rows(c, h);
 	int nh = atomic_load(&h->nhelpers);
 	for (int i = 0; i < nh && i < SB_EXEC_MAX_HELPERS; i++) {
 		struct exec_tid *t = exec_truth_tid(c->truth, h->helper_tids[i]);
@@ -111,6 +160,7 @@ static void agent_finish(struct exec_ctx *c)
 		run_add_stat(c->r, h->stats[i].name, h->stats[i].value);
 	run_add_stat(c->r, "agent_stopped", state == SB_EXEC_STOPPED);
 	run_add_stat(c->r, "helper_threads", nh);
+	run_add_stat(c->r, "agent_sigblocked_threads", blocked);
 	/* Its copy at exit has everything dlopen()ed late; ours may be older. */
 	uint32_t ml = atomic_load(&h->maps_len);
 	if (ml > 0 && ml <= SB_EXEC_MAPS_MAX) {

@@ -13,7 +13,8 @@
  * Truth: /proc/PID/task/TID/schedstat's first field is the thread's sum_exec_runtime in
  * ns. A thread's last value is the last read before it exited: with a poll every few ms
  * a thread loses at most one poll interval plus one tick (the field is updated at ticks
- * and context switches). */
+ * and context switches). Where the agent runs, the rows each thread wrote from its own
+ * clocks (exec_truth_row) replace those reads with the value at the thread's end. */
 #include "harness/exec_ext.h"
 
 #include <dirent.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "analysis/symbolize_linux.h"
+#include "core/exec_shm.h"
 #include "core/util.h"
 
 #define EXEC_PERF_MAX_CPUS 256
@@ -274,6 +276,8 @@ int exec_truth_init(struct exec_truth *tr, pid_t pid)
 	tr->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
 	tr->from_stat = access(path, R_OK) != 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	tr->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -283,6 +287,21 @@ static int open_tid(const struct exec_truth *tr, pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)tr->pid, (int)tid,
 		 tr->from_stat ? "stat" : "schedstat");
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Fields 14.. of a /proc stat text (utime, stime, cutime, cstime) in ns; -1 when it
+ * cannot be parsed. */
+static int stat_times(const char *buf, uint64_t ns[4])
+{
+	/* after the ")" that ends the name */
+	const char *q = strrchr(buf, ')');
+	unsigned long long v[4];
+	if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		ns[i] = (uint64_t)((double)v[i] * 1e9 / (double)sysconf(_SC_CLK_TCK));
+	return 0;
 }
 
 /* The thread's CPU time now, or -1 when it is gone. */
@@ -297,28 +316,80 @@ static int read_cpu(const struct exec_truth *tr, int fd, uint64_t *ns)
 		*ns = strtoull(buf, NULL, 10);
 		return 0;
 	}
-	/* stat: fields 14 and 15 (utime, stime) after the ")" that ends the name */
-	const char *q = strrchr(buf, ')');
-	unsigned long long ut, st;
-	if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
+	uint64_t t[4];
+	if (stat_times(buf, t) != 0)
 		return -1;
-	*ns = (uint64_t)((double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK));
+	*ns = t[0] + t[1];
 	return 0;
 }
 
-struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid)
+static struct exec_tid *append_tid(struct exec_truth *tr, pid_t tid)
 {
-	for (size_t i = 0; i < tr->n; i++)
-		if (tr->t[i].tid == tid)
-			return &tr->t[i];
-	if (tr->n == EXEC_MAX_TIDS)
-		return NULL;
+	if (tr->n == tr->cap) {
+		size_t cap = tr->cap ? tr->cap * 2 : 256;
+		struct exec_tid *t = realloc(tr->t, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		tr->t = t;
+		tr->cap = cap;
+	}
 	struct exec_tid *t = &tr->t[tr->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->fd = -1;
 	return t;
+}
+
+static struct exec_tid *latest_tid(struct exec_truth *tr, pid_t tid)
+{
+	for (size_t i = tr->n; i-- > 0;)
+		if (tr->t[i].tid == tid)
+			return &tr->t[i];
+	return NULL;
+}
+
+struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid)
+{
+	struct exec_tid *t = latest_tid(tr, tid);
+	return t ? t : append_tid(tr, tid);
+}
+
+/* A /proc entry and a row are the same thread when their lives overlap: /proc sees a
+ * thread at polls inside its life, give or take one poll. */
+#define ROW_MATCH_SLACK_NS 20000000ull
+
+int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row)
+{
+	uint32_t state = atomic_load(&row->state);
+	if (state < SB_EXEC_ROW_STARTED || row->tid <= 0)
+		return 0;
+	uint64_t end = state == SB_EXEC_ROW_ENDED ? row->end_ns + ROW_MATCH_SLACK_NS : UINT64_MAX;
+	struct exec_tid *t = NULL;
+	for (size_t i = tr->n; i-- > 0 && !t;) {
+		struct exec_tid *c = &tr->t[i];
+		if (c->tid != row->tid)
+			continue;
+		/* main's row 0 is rewritten by each image of an execve chain: always its entry */
+		uint64_t last = c->last_ns ? c->last_ns : c->first_ns; /* never read: gone */
+		if (row->tid == tr->pid ||
+		    (!c->exact && c->first_ns <= end &&
+		     last + ROW_MATCH_SLACK_NS >= row->start_ns))
+			t = c;
+	}
+	if (!t && !(t = append_tid(tr, row->tid)))
+		return -1;
+	uint64_t cpu = state == SB_EXEC_ROW_ENDED ? row->end_cpu_ns : 0;
+	if (row->exit_cpu_ns > cpu)
+		cpu = row->exit_cpu_ns;
+	/* both are lower bounds of the thread's total: the later read wins */
+	if (cpu > t->cpu_ns)
+		t->cpu_ns = cpu;
+	t->exact |= state == SB_EXEC_ROW_ENDED;
+	if (!t->first_ns || row->start_ns < t->first_ns)
+		t->first_ns = row->start_ns;
+	if (state == SB_EXEC_ROW_ENDED && row->end_ns > t->last_ns)
+		t->last_ns = row->end_ns;
+	return 0;
 }
 
 void exec_truth_poll(struct exec_truth *tr)
@@ -336,12 +407,12 @@ void exec_truth_poll(struct exec_truth *tr)
 			if (de->d_name[0] == '.')
 				continue;
 			pid_t tid = (pid_t)atoi(de->d_name);
-			size_t i = 0;
-			while (i < tr->n && tr->t[i].tid != tid)
-				i++;
-			if (i < tr->n)
+			struct exec_tid *t = latest_tid(tr, tid);
+			/* seen and still followed; a gone tid seen again is a new thread */
+			if (t && t->fd >= 0)
 				continue;
-			struct exec_tid *t = exec_truth_tid(tr, tid);
+			if (!t || t->first_ns != 0)
+				t = append_tid(tr, tid);
 			if (!t)
 				break;
 			t->fd = open_tid(tr, tid);
@@ -362,6 +433,14 @@ void exec_truth_poll(struct exec_truth *tr)
 		t->cpu_ns = ns;
 		t->last_ns = now;
 	}
+	char buf[1024];
+	ssize_t k = tr->stat_fd >= 0 ? pread(tr->stat_fd, buf, sizeof(buf) - 1, 0) : -1;
+	uint64_t times[4];
+	if (k > 0) {
+		buf[k] = 0;
+		if (stat_times(buf, times) == 0)
+			tr->children_ns = times[2] + times[3];
+	}
 }
 
 void exec_truth_close(struct exec_truth *tr)
@@ -371,6 +450,12 @@ void exec_truth_close(struct exec_truth *tr)
 			close(tr->t[i].fd);
 			tr->t[i].fd = -1;
 		}
+	if (tr->pid > 0 && tr->stat_fd >= 0) /* a zeroed, never started truth owns no fd */
+		close(tr->stat_fd);
+	tr->stat_fd = -1;
+	free(tr->t);
+	tr->t = NULL;
+	tr->n = tr->cap = 0;
 }
 
 /* ---- symbolization ---- */

@@ -25,13 +25,12 @@ void exec_perf_drain(struct exec_perf *p, struct sb_sink *sink);
 int exec_perf_stats(const struct exec_perf *p, const char **names, double *values, int max);
 void exec_perf_close(struct exec_perf *p);
 
-/* ---- per-thread CPU truth from /proc ---- */
-
-#define EXEC_MAX_TIDS 4096
+/* ---- per-thread CPU truth: /proc polls and the agent's thread rows ---- */
 
 struct exec_tid {
 	pid_t tid;
 	int helper;          /* a sampler thread, not the program's */
+	int exact;           /* cpu_ns is the thread's own clock at its end (agent row) */
 	int fd;              /* /proc/PID/task/TID/schedstat (or stat), -1 once it is gone */
 	uint64_t cpu_ns;     /* last value read */
 	uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC when first and last seen alive */
@@ -40,17 +39,26 @@ struct exec_tid {
 struct exec_truth {
 	pid_t pid;
 	int from_stat;       /* schedstat unreadable: utime+stime in clock ticks */
-	size_t n;            /* in order of appearance */
+	int stat_fd;         /* /proc/PID/stat: the children's CPU */
+	size_t n, cap;       /* entries in order of appearance; a reused tid is a new entry */
 	uint64_t polls;
-	struct exec_tid t[EXEC_MAX_TIDS];
+	uint64_t children_ns; /* cutime+cstime last read: children waited for (ticks) */
+	struct exec_tid *t;
 };
 
 /* Starts following pid's threads. Returns 0 or -1. */
 int exec_truth_init(struct exec_truth *tr, pid_t pid);
 /* Reads every live thread's CPU time (sum_exec_runtime) now; new threads are appended. */
 void exec_truth_poll(struct exec_truth *tr);
-/* The entry of tid, appended (cpu 0) when it was never seen; NULL when the table is full. */
+/* The latest entry of tid, appended (cpu 0) when it was never seen; NULL when out of
+ * memory. */
 struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid);
+/* Merges one agent thread row (core/exec_shm.h): the entry of the same thread (same tid,
+ * lives that overlap) or a new one takes the row's times; an ended row's CPU is exact.
+ * Returns 0 or -1 (out of memory). */
+struct sb_exec_thread;
+int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row);
+/* Closes its files and frees its entries; a zeroed truth never started is fine too. */
 void exec_truth_close(struct exec_truth *tr);
 
 /* ---- symbolization ---- */

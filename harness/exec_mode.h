@@ -39,6 +39,8 @@ struct exec_ctx {
 	struct sb_run *r;
 	int failed;           /* the sampler failed: r->reason says why */
 	double process_cpu_ns; /* wait4's user + system time of the program (all its threads) */
+	double children_cpu_ns; /* the part of it that is the children it waited for */
+	int children_exact;   /* children_cpu_ns from the agent's getrusage at exit */
 };
 
 struct exec_mode {

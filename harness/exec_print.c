@@ -30,7 +30,7 @@ void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n)
 			r->sampler, run_status_name(r->status), exitb,
 			isnan(m->nsamples) ? 0 : m->nsamples, m->expected_samples, m->rate_accuracy,
 			m->magnitude_error, m->thread_tvd, (int)r->nthread_rows, cpu / 1e9, r->wall_s);
-		if (r->status != SB_RUN_OK)
+		if (r->status != SB_RUN_OK || r->reason[0])
 			fprintf(out, "  (%s)", r->reason);
 		fputc('\n', out);
 	}

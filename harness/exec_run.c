@@ -36,66 +36,150 @@ static void poll_maps(struct exec_ctx *c, char *buf, size_t cap)
 	c->maps_len = n;
 }
 
+static const struct exec_tid *by_tid_base;
+
+static int cmp_tid_born(const void *a, const void *b)
+{
+	const struct exec_tid *x = &by_tid_base[*(const size_t *)a];
+	const struct exec_tid *y = &by_tid_base[*(const size_t *)b];
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
+}
+
+/* The truth's entries sorted by (tid, first_ns), as indices; NULL when out of memory. */
+static size_t *sorted_entries(const struct exec_truth *tr)
+{
+	size_t *idx = malloc((tr->n + 1) * sizeof(*idx));
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < tr->n; i++)
+		idx[i] = i;
+	by_tid_base = tr->t;
+	qsort(idx, tr->n, sizeof(*idx), cmp_tid_born);
+	return idx;
+}
+
+/* The entry of tid born last before time_ns, else its last born; -1 when none. idx sorts
+ * the n entries t by (tid, first_ns). */
+static long entry_at(const struct exec_tid *t, const size_t *idx, size_t n, pid_t tid,
+		     uint64_t time_ns)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the first entry with a tid above tid */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[idx[mid]].tid <= tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	long best = -1;
+	for (size_t k = lo; k-- > 0 && t[idx[k]].tid == tid;) {
+		if (best < 0)
+			best = (long)idx[k];
+		if (t[idx[k]].first_ns <= time_ns)
+			return (long)idx[k];
+	}
+	return best;
+}
+
+/* Thread slots of an exec run: fewer than a workload's SB_MAX_THREADS, because a program's
+ * threads are judged from the samples it gets, and thread_tvd over more slots than a run
+ * has samples per slot measures counting noise (300 threads at 100 Hz: ~60 samples). */
+#define EXEC_SLOTS 64
+_Static_assert(EXEC_SLOTS <= SB_MAX_THREADS, "exec slots are thread rows");
+
 /* Copies the sink into r, numbers threads by first appearance (the truth's order, then
- * threads only the samples saw), and fills the truth rows. */
+ * threads only the samples saw), and fills the truth rows: one slot per thread up to
+ * EXEC_SLOTS; when there are more, the last slot pools every later thread (its
+ * os_threads says how many), so thread_tvd compares the first ones one by one and the
+ * rest as one. */
 static int collect(struct exec_ctx *c)
 {
 	struct sb_run *r = c->r;
 	struct exec_truth *tr = c->truth;
 
-	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
+	r->thread_rows = calloc(EXEC_SLOTS, sizeof(*r->thread_rows));
 	if (child_collect_sink(r, c->sink) != 0 || !r->thread_rows)
 		return -1;
-	for (size_t i = 0; i < r->nsamples; i++)
-		if (r->samples[i].tid > 0)
-			exec_truth_tid(tr, r->samples[i].tid);
-	/* Slots by order of appearance, sampler threads excluded; beyond SB_MAX_THREADS no slot. */
-	int slot_of[EXEC_MAX_TIDS];
-	int nslots = 0;
-	double untracked_cpu = 0;
+	/* threads only the samples saw get an entry */
+	size_t *idx = sorted_entries(tr);
+	size_t before = tr->n;
+	for (size_t i = 0; idx && i < r->nsamples; i++) {
+		pid_t tid = r->samples[i].tid;
+		if (tid > 0 && entry_at(tr->t, idx, before, tid, UINT64_MAX) < 0 &&
+		    (i == 0 || tid != r->samples[i - 1].tid) && !exec_truth_tid(tr, tid))
+			break;
+	}
+	if (idx && tr->n != before) {
+		free(idx);
+		idx = sorted_entries(tr);
+	}
+	if (!idx)
+		return -1;
+	size_t program = 0;
+	for (size_t i = 0; i < tr->n; i++)
+		program += !tr->t[i].helper;
+	int *slot_of = malloc((tr->n + 1) * sizeof(*slot_of));
+	if (!slot_of) {
+		free(idx);
+		return -1;
+	}
+	int nslots = 0, pooled = 0;
 	for (size_t i = 0; i < tr->n; i++) {
 		struct exec_tid *t = &tr->t[i];
 		slot_of[i] = -1;
 		if (t->helper)
 			continue;
-		if (nslots == SB_MAX_THREADS) {
-			untracked_cpu += (double)t->cpu_ns;
-			continue;
+		int pool = program > EXEC_SLOTS && nslots == EXEC_SLOTS - 1;
+		struct sb_thread_row *row;
+		if (pool || nslots == EXEC_SLOTS) {
+			row = &r->thread_rows[EXEC_SLOTS - 1];
+			if (row->os_threads == 0) {
+				row->index = EXEC_SLOTS - 1;
+				row->tid = t->tid;
+				row->weight_ns = NAN;
+				nslots = EXEC_SLOTS;
+			}
+			pooled++;
+		} else {
+			row = &r->thread_rows[nslots];
+			row->index = nslots++;
+			row->tid = t->tid;
+			row->weight_ns = NAN;
 		}
-		slot_of[i] = nslots;
-		struct sb_thread_row *row = &r->thread_rows[nslots++];
-		row->index = slot_of[i];
-		row->tid = t->tid;
-		row->os_threads = 1;
-		row->cpu_ns = t->cpu_ns;
-		row->alive_ns = t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
-		row->weight_ns = NAN;
+		slot_of[i] = row->index;
+		row->os_threads++;
+		row->cpu_ns += t->cpu_ns;
+		row->alive_ns += t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;
 	}
 	r->nthread_rows = (size_t)nslots;
+	/* a sample's thread: same tid, born before it (tids are reused) */
 	for (size_t i = 0; i < r->nsamples; i++) {
 		struct sb_sample *s = &r->samples[i];
-		s->thread_index = -1;
-		for (size_t k = 0; k < tr->n; k++)
-			if (tr->t[k].tid == s->tid) {
-				s->thread_index = slot_of[k];
-				break;
-			}
+		long k = s->tid > 0 ? entry_at(tr->t, idx, tr->n, s->tid, s->time_ns) : -1;
+		s->thread_index = k >= 0 ? slot_of[k] : -1;
 	}
+	free(idx);
+	free(slot_of);
 	r->threads = nslots;
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&c->sink->dropped));
 	run_add_stat(r, "truth_polls", (double)tr->polls);
 	run_add_stat(r, "truth_from_stat_ticks", tr->from_stat);
-	run_add_stat(r, "truth_untracked_cpu_ns", untracked_cpu);
+	run_add_stat(r, "truth_threads", (double)program);
+	run_add_stat(r, "truth_pooled_threads", pooled);
 	return 0;
 }
 
-/* Below this share of wait4's CPU time the threads read are not the program's truth. */
+/* Below this share of the program's CPU time the threads read are not its truth. */
 #define EXEC_TRUTH_MIN_COVER 0.90
 /* ...judged only when the program used this much CPU: /proc reads lose up to a tick per
  * thread, which a program of a few ms cannot afford. */
 #define EXEC_TRUTH_MIN_CPU_NS 50e6
 
-/* Checks the truth against wait4's total, which is exact: when the threads read cover
+/* Checks the truth against the program's own CPU time, which is exact: wait4's total
+ * minus its children's (those it waited for, which wait4 includes; their samples are not
+ * taken, their threads not read: excluded by construction). When the threads read cover
  * less than EXEC_TRUTH_MIN_COVER of it, the run is SB_RUN_INCOMPLETE, a CPU sampler is
  * scored against the process total for rate and magnitude, and the per-thread metrics are
  * NaN (their truth is missing). A sampler that took no sample of a program that used CPU
@@ -104,29 +188,40 @@ static void check_truth(struct exec_ctx *c)
 {
 	struct sb_run *r = c->r;
 	struct sb_metrics *m = &r->metrics;
-	double read = 0, helpers = 0;
+	double read = 0, helpers = 0, exact = 0;
 
 	for (size_t i = 0; i < c->truth->n; i++) {
 		read += (double)c->truth->t[i].cpu_ns;
 		helpers += c->truth->t[i].helper ? (double)c->truth->t[i].cpu_ns : 0;
+		exact += c->truth->t[i].exact;
 	}
-	double total = c->process_cpu_ns;
+	double children = fmin(c->children_cpu_ns, c->process_cpu_ns);
+	double total = c->process_cpu_ns - children;
 	double program = total - helpers; /* the sampler's own threads are no truth */
-	double cover = total > 0 ? fmin(read / total, 1.0) : NAN;
+	/* Without the agent the children's share is /proc's cutime + cstime, each cut to a
+	 * clock tick: up to two ticks of theirs may remain in total, not the threads' due. */
+	double slack = c->children_exact || children <= 0 ? 0 : 2e9 / (double)sysconf(_SC_CLK_TCK);
+	double cover = total > 0 ? fmin(read / fmax(total - slack, 1), 1.0) : NAN;
 	run_add_stat(r, "truth_cpu_cover", cover);
+	run_add_stat(r, "truth_exact_threads", exact);
+	run_add_stat(r, "truth_children_cpu_ns", children);
+	run_add_stat(r, "truth_children_exact", c->children_exact);
 	if (r->status == SB_RUN_OK && program / 1e9 * r->hz >= 10 && r->nsamples == 0) {
 		r->status = SB_RUN_FAILED;
 		snprintf(r->reason, sizeof(r->reason), "no sample of a program that used %.2f s "
 			 "of CPU (wait4)", program / 1e9);
 		return;
 	}
+	if (r->status == SB_RUN_OK && children > 0)
+		snprintf(r->reason, sizeof(r->reason), "children excluded: %.3f s of CPU in the "
+			 "processes it forked and waited for is in no truth", children / 1e9);
 	if (r->status != SB_RUN_OK || total < EXEC_TRUTH_MIN_CPU_NS ||
 	    !(cover < EXEC_TRUTH_MIN_COVER))
 		return;
 	r->status = SB_RUN_INCOMPLETE;
 	snprintf(r->reason, sizeof(r->reason), "truth incomplete: the threads read cover %.0f %% "
-		 "of the program's CPU (wait4); scored against the process total, no "
-		 "per-thread metrics", cover * 100);
+		 "of the program's CPU (wait4%s); scored against the process total, no "
+		 "per-thread metrics", cover * 100, children > 0 ? " minus its children" : "");
 	m->thread_tvd = m->wall_thread_tvd = m->misattributed_fraction = NAN;
 	if (r->clock == SB_CLOCK_WALL) {
 		/* a wall sampler's expectation is the threads' lives, which were not all seen */
@@ -243,7 +338,8 @@ static int exec_once(struct exec_ctx *c, int *status)
 	}
 	exec_truth_init(c->truth, c->pid);
 	struct exec_poll_arg parg = { c, mapbuf };
-	struct child_wait_opts wopts = { .poll_ns = EXEC_POLL_NS, .poll = exec_poll, .arg = &parg };
+	struct child_wait_opts wopts = { .poll_ns = EXEC_POLL_NS, .poll = exec_poll, .arg = &parg,
+					 .poll_exited = 1 };
 	struct child_exit ex;
 	if (child_wait(&child, &wopts, &ex) != 0) {
 		snprintf(c->err, sizeof(c->err), "wait: %s", strerror(errno));
@@ -252,6 +348,8 @@ static int exec_once(struct exec_ctx *c, int *status)
 	*status = ex.status;
 	c->r->wall_s = (double)(sb_now_ns() - t0) / 1e9;
 	c->mode->finish(c);
+	if (!c->children_exact) /* the last poll's: children reaped after it are missed */
+		c->children_cpu_ns = (double)c->truth->children_ns;
 	if (collect(c) != 0) {
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		goto cleanup;
