@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "tests/support/runcmp.h"
 #include "tests/support/sbrun.h"
 
 #include "results/h5io.h"
@@ -51,12 +52,23 @@ static char *path(const char *name)
 struct file {
 	struct sb_run *runs;
 	size_t n;
+	struct h5_run_hosts hosts; /* load_all() only */
 };
 
 static void load(const char *p, struct file *f)
 {
 	char err[512];
+	memset(f, 0, sizeof(*f));
 	if (h5_read(p, NULL, &f->runs, &f->n, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+/* load() with the samples and each run's host. */
+static void load_all(const char *p, struct file *f)
+{
+	char err[512];
+	memset(f, 0, sizeof(*f));
+	if (h5_read_hosts(p, NULL, &f->runs, &f->n, 1, &f->hosts, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 
@@ -65,24 +77,127 @@ static void unload(struct file *f)
 	for (size_t i = 0; i < f->n; i++)
 		run_free(&f->runs[i]);
 	free(f->runs);
+	h5_run_hosts_free(&f->hosts);
+	memset(f, 0, sizeof(*f));
 }
 
-/* Same run ids, each with the same sampler, workload, repetition and status ok. */
+/* The run of f with id, or NULL. */
+static const struct sb_run *by_id(const struct file *f, int64_t id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->runs[i].run_id == id)
+			return &f->runs[i];
+	return NULL;
+}
+
+static const struct sb_host *host_of(const struct file *f, const struct sb_run *r)
+{
+	return &f->hosts.v[f->hosts.of_run[r - f->runs]];
+}
+
+/* same_run()'s flag beside runcmp's: the hosts' identity only, not their facts and
+ * calibration tables. */
+#define SAME_HOST_NO_FACTS (1u << 16)
+
+/* Run x of file a and run y of file b (both from load_all) hold the same values: samples,
+ * frames, metrics, thread rows, stats, pause tables and the host facts they ran with.
+ * Returns 0, or -1 with the first difference in why. */
+static int same_run(const struct file *a, const struct sb_run *x, const struct file *b,
+		    const struct sb_run *y, unsigned flags, char *why, size_t len)
+{
+	if (runcmp(x, y, flags, why, len) != 0)
+		return -1;
+	char hw[200];
+	struct sb_host ha = *host_of(a, x), hb = *host_of(b, y);
+	if (flags & SAME_HOST_NO_FACTS)
+		ha.nfacts = hb.nfacts = ha.ncalib = hb.ncalib = 0;
+	if (hostcmp(&ha, &hb, hw, sizeof(hw)) != 0) {
+		snprintf(why, len, "host: %s", hw);
+		return -1;
+	}
+	return 0;
+}
+
+static void assert_same_run(const struct file *a, const struct sb_run *x, const struct file *b,
+			    const struct sb_run *y, unsigned flags)
+{
+	char why[300];
+	if (same_run(a, x, b, y, flags, why, sizeof(why)) != 0)
+		fail_msg("run %lld (%s rep %d) differs: %s", (long long)x->run_id, x->sampler,
+			 x->repetition, why);
+}
+
+/* No two runs of f share a run id, nor a cell and repetition. */
+static void assert_distinct(const struct file *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		assert_ptr_equal(by_id(f, f->runs[i].run_id), &f->runs[i]);
+		assert_ptr_equal(runcmp_find(&f->runs[i], f->runs, f->n), &f->runs[i]);
+	}
+}
+
+/* The same set of runs: the same run ids, each with the same cell (sampler, workload,
+ * threads, hz) and repetition, none twice, every one ok. */
 static void assert_same_runs(const struct file *a, const struct file *b)
 {
 	assert_int_equal(a->n, b->n);
+	assert_distinct(a);
+	assert_distinct(b);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct sb_run *x = &a->runs[i];
-		const struct sb_run *y = NULL;
-		for (size_t j = 0; j < b->n && !y; j++)
-			if (b->runs[j].run_id == x->run_id)
-				y = &b->runs[j];
-		assert_non_null(y);
-		assert_string_equal(x->sampler, y->sampler);
-		assert_string_equal(x->workload, y->workload);
-		assert_int_equal(x->repetition, y->repetition);
+		const struct sb_run *y = by_id(b, x->run_id);
+		if (!y || runcmp_find(x, b->runs, b->n) != y)
+			fail_msg("run %lld (%s rep %d) is not in the other file", (long long)x->run_id,
+				 x->sampler, x->repetition);
+		assert_int_equal(x->status, SB_RUN_OK);
 		assert_int_equal(y->status, SB_RUN_OK);
 	}
+}
+
+/* Merged file m of shards s1 and s2: every run of each shard is in m under its run id with
+ * the values the shard holds (a `none` run that both shards ran: one of the two copies),
+ * and m has no other run. */
+static void assert_merged_holds_the_shards(const char *m, const char *s1, const char *s2)
+{
+	struct file merged, shard[2];
+	char why[2][300];
+	size_t ids = 0;
+
+	load_all(m, &merged);
+	load_all(s1, &shard[0]);
+	load_all(s2, &shard[1]);
+	assert_distinct(&merged);
+	assert_true(shard[0].n > 0 && shard[1].n > 0);
+	for (int k = 0; k < 2; k++) {
+		const struct file *s = &shard[k], *other = &shard[1 - k];
+		for (size_t i = 0; i < s->n; i++) {
+			const struct sb_run *x = &s->runs[i], *y = by_id(&merged, x->run_id);
+			const struct sb_run *twin = by_id(other, x->run_id);
+			if (!y)
+				fail_msg("run %lld of shard %d is not in the merged file",
+					 (long long)x->run_id, k + 1);
+			if (twin && strcmp(x->sampler, "none"))
+				fail_msg("run %lld (%s) is in both shards", (long long)x->run_id,
+					 x->sampler);
+			if (same_run(s, x, &merged, y, 0, why[0], sizeof(why[0])) == 0)
+				continue;
+			if (!twin)
+				fail_msg("run %lld (%s rep %d) of shard %d differs in the merged file: "
+					 "%s", (long long)x->run_id, x->sampler, x->repetition, k + 1,
+					 why[0]);
+			if (same_run(other, twin, &merged, y, 0, why[1], sizeof(why[1])) != 0)
+				fail_msg("run %lld (%s rep %d) of both shards differs in the merged "
+					 "file: %s (shard %d), %s (shard %d)", (long long)x->run_id,
+					 x->sampler, x->repetition, why[0], k + 1, why[1], 2 - k);
+		}
+		for (size_t i = 0; i < s->n; i++)
+			ids += k == 0 || !by_id(&shard[0], s->runs[i].run_id);
+	}
+	/* every merged run came from a shard: as many as the shards' distinct ids */
+	assert_int_equal(merged.n, ids);
+	unload(&merged);
+	unload(&shard[0]);
+	unload(&shard[1]);
 }
 
 static void test_shards_merge_to_the_unsharded_bench(void **state)
@@ -102,6 +217,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	assert_same_runs(&whole, &merged);
 	unload(&whole);
 	unload(&merged);
+	assert_merged_holds_the_shards(path("m.h5"), path("s1.h5"), path("s2.h5"));
 
 	/* refused: a shard twice, a shard with a whole bench, an existing output */
 	assert_int_equal(run(ARGS("merge", path("m2.h5"), path("s1.h5"), path("s1.h5"))), 2);
@@ -111,7 +227,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	/* two whole benches: runs renumbered, repetitions continued */
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole2.h5"))), 0);
 	assert_int_equal(run(ARGS("merge", path("w.h5"), path("whole.h5"), path("whole2.h5"))), 0);
-	load(path("w.h5"), &merged);
+	load_all(path("w.h5"), &merged);
 	assert_int_equal(merged.n, 12);
 	int max_rep = 0;
 	for (size_t i = 0; i < merged.n; i++) {
@@ -120,6 +236,19 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 			max_rep = merged.runs[i].repetition;
 	}
 	assert_int_equal(max_rep, 3);
+	/* the first file's runs, then the second's, each as its file holds it */
+	struct file w1, w2;
+	load_all(path("whole.h5"), &w1);
+	load_all(path("whole2.h5"), &w2);
+	assert_int_equal(w1.n + w2.n, merged.n);
+	for (size_t i = 0; i < merged.n; i++) {
+		const struct file *in = i < w1.n ? &w1 : &w2;
+		const struct sb_run *x = &in->runs[i < w1.n ? i : i - w1.n];
+		assert_int_equal(merged.runs[i].repetition, x->repetition + (i < w1.n ? 0 : 2));
+		assert_same_run(in, x, &merged, &merged.runs[i], RUNCMP_NO_ID);
+	}
+	unload(&w1);
+	unload(&w2);
 	unload(&merged);
 }
 
@@ -194,11 +323,27 @@ static void test_sampler_pair(void **state)
 	assert_int_not_equal(access(path("pair2.h5"), F_OK), 0);
 }
 
+/* Copies file src to dst. */
+static void copy(const char *src, const char *dst)
+{
+	char buf[65536];
+	size_t n;
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	assert_false(ferror(in));
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
 static void test_killed_bench_resumes(void **state)
 {
 	(void)state;
-	struct file whole, resumed;
+	struct file whole, resumed, before;
 	char *tmp = path("k.h5.tmp");
+	char *kept = path("k.before.h5");
 
 	/* Kill it about half way. A live writer holds the file's lock and marks it open for
 	 * write, so nothing can count its runs from outside: kill on a clock instead, longer
@@ -225,8 +370,21 @@ static void test_killed_bench_resumes(void **state)
 		 * read through sampbench, not through this process's own HDF5 state) and not
 		 * finished: a bench cut off midway. */
 		if (access(path("k.h5"), F_OK) != 0 && run(ARGS("show", tmp)) == 0) {
-			killed = 1;
-			break;
+			/* what the killed bench kept, read from a copy so that this process never
+			 * opens the file the resumed bench writes; at least one run with samples,
+			 * or there is nothing to compare */
+			copy(tmp, kept);
+			load_all(kept, &before);
+			size_t sampled = 0;
+			for (size_t i = 0; i < before.n; i++)
+				sampled += before.runs[i].nsamples > 0;
+			if (sampled > 0 && before.n < 6) {
+				killed = 1;
+				break;
+			}
+			delay *= before.n < 6 ? 1.3 : 0.7;
+			unload(&before);
+			continue;
 		}
 		delay *= 1.3;
 	}
@@ -236,9 +394,22 @@ static void test_killed_bench_resumes(void **state)
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "u", "--resume", tmp)), 2);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "--resume", tmp)), 0);
 	assert_int_not_equal(access(tmp, F_OK), 0);
-	load(path("whole.h5"), &whole);
-	load(path("k.h5"), &resumed);
+	/* the runs of an uninterrupted bench, each once */
+	load(path("whole3.h5"), &whole);
+	load_all(path("k.h5"), &resumed);
+	assert_true(before.n < whole.n);
 	assert_same_runs(&whole, &resumed);
+	/* the runs finished before the kill kept as they were, not run again: samples, metrics,
+	 * thread rows and the host they ran on equal. Not their host facts: the resumed
+	 * bench replaces the file's calibration with its own, and the runs made before the
+	 * kill read it as theirs. */
+	for (size_t i = 0; i < before.n; i++) {
+		const struct sb_run *x = &before.runs[i], *y = by_id(&resumed, x->run_id);
+		assert_non_null(y);
+		assert_same_run(&before, x, &resumed, y, SAME_HOST_NO_FACTS);
+	}
+	print_message("%zu of %zu runs kept from the killed bench\n", before.n, resumed.n);
+	unload(&before);
 	unload(&whole);
 	unload(&resumed);
 }
