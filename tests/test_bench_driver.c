@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -299,6 +300,124 @@ static void test_history_table_and_plot(void **state)
 	assert_int_equal(run(ARGS("history", "-m", "nope", path("whole.h5"))), 2);
 }
 
+/* The bytes of file p (malloc'd, *len set), or NULL when it cannot be read. */
+static unsigned char *slurp(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	unsigned char *buf = NULL;
+	long n;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Files a and b hold the same runs with the same contents and hosts. */
+static void assert_same_file(const char *a, const char *b)
+{
+	struct file x, y;
+	load_all(a, &x);
+	load_all(b, &y);
+	assert_int_equal(x.n, y.n);
+	for (size_t i = 0; i < x.n; i++)
+		assert_same_run(&x, &x.runs[i], &y, &y.runs[i], 0);
+	unload(&x);
+	unload(&y);
+}
+
+/* `baseline --to B FILE` refused: exit 2, one line on stderr, B and B's .prev.h5 left
+ * byte for byte as they were. */
+static void expect_baseline_refused(const char *want, const char *to, const char *prev,
+				    const char *file)
+{
+	char err[2048];
+	size_t n1, n2, p1, p2;
+	unsigned char *b1 = slurp(to, &n1), *q1 = slurp(prev, &p1);
+	assert_non_null(b1);
+	assert_non_null(q1);
+	int rc = sbrun(bin, ARGS("baseline", "--to", to, file), NULL, 0, err, sizeof(err));
+	char *nl = strchr(err, '\n');
+	if (rc != 2 || !nl || nl[1] || strncmp(err, "sampbench: ", 11) || !strstr(err, want))
+		fail_msg("baseline of '%s': want exit 2 and one line with '%s', got exit %d: %s",
+			 file, want, rc, err);
+	unsigned char *b2 = slurp(to, &n2), *q2 = slurp(prev, &p2);
+	assert_non_null(b2);
+	assert_non_null(q2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	assert_int_equal(p1, p2);
+	assert_memory_equal(q1, q2, p1);
+	free(b1);
+	free(b2);
+	free(q1);
+	free(q2);
+}
+
+/* baseline --to: the file copied with its contents, the previous baseline kept as
+ * .prev.h5; a file that is not a results file, a missing one, one without runs and one
+ * with failed runs are refused and leave both as they were. */
+static void test_baseline_promotion(void **state)
+{
+	(void)state;
+	char to[700], prev[700], out[4096];
+
+	snprintf(to, sizeof(to), "%s", path("base/b.h5")); /* path() reuses its buffers */
+	snprintf(prev, sizeof(prev), "%s", path("base/b.prev.h5"));
+
+	assert_int_equal(mkdir(path("base"), 0755), 0);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("baseline", "--to", to, path("whole.h5"))),
+			 0);
+	assert_non_null(strstr(out, "(6 runs,"));
+	assert_same_file(path("whole.h5"), to);
+	assert_int_not_equal(access(prev, F_OK), 0);
+	/* the second promotion keeps the first as .prev.h5 */
+	assert_int_equal(run(ARGS("baseline", "--to", to, path("whole2.h5"))), 0);
+	assert_same_file(path("whole2.h5"), to);
+	assert_same_file(path("whole.h5"), prev);
+
+	FILE *f = fopen(path("notes.h5"), "w");
+	assert_non_null(f);
+	fputs("sampler,rate_accuracy\nctimer,0.99\n", f);
+	fclose(f);
+	expect_baseline_refused("is not an HDF5 file", to, prev, path("notes.h5"));
+	expect_baseline_refused("cannot open", to, prev, path("missing.h5"));
+	/* a results file without runs */
+	struct sb_host h;
+	char err[256];
+	memset(&h, 0, sizeof(h));
+	snprintf(h.host, sizeof(h.host), "testhost");
+	struct sb_h5 *e = h5_create(path("empty.h5"), &h, 0, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	h5_set_complete(e, 1);
+	assert_int_equal(h5_close(e), 0);
+	expect_baseline_refused("has no runs", to, prev, path("empty.h5"));
+	/* a run that failed: refused without --force */
+	struct sb_run r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.sampler, sizeof(r.sampler), "ctimer");
+	snprintf(r.workload, sizeof(r.workload), "balanced");
+	r.threads = 1;
+	r.hz = 100;
+	r.status = SB_RUN_FAILED;
+	snprintf(r.reason, sizeof(r.reason), "child killed by SIGSEGV");
+	metrics_clear(&r.metrics);
+	e = h5_create(path("failed.h5"), &h, 0, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	assert_int_equal(h5_append_run(e, &r), 0);
+	assert_int_equal(h5_close(e), 0);
+	expect_baseline_refused("failed runs", to, prev, path("failed.h5"));
+	assert_same_file(path("whole2.h5"), to);
+}
+
 /* --sampler A,B: per repetition none, A, B, numbered in that order. */
 static void test_sampler_pair(void **state)
 {
@@ -347,7 +466,8 @@ static void test_killed_bench_resumes(void **state)
 
 	/* Kill it about half way. A live writer holds the file's lock and marks it open for
 	 * write, so nothing can count its runs from outside: kill on a clock instead, longer
-	 * when it had nothing yet, shorter when it had already finished. */
+	 * when it had nothing yet, shorter when it had already finished (12 attempts: a
+	 * loaded host moves the runs' times). */
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole3.h5"))), 0);
@@ -355,7 +475,7 @@ static void test_killed_bench_resumes(void **state)
 	/* half of what a whole bench takes on this build and machine (sanitizers: slower) */
 	double delay = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9) / 2;
 	int killed = 0;
-	for (int attempt = 0; attempt < 8; attempt++) {
+	for (int attempt = 0; attempt < 12; attempt++) {
 		unlink(tmp);
 		unlink(path("k.h5"));
 		pid_t pid = start(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("k.h5")));
@@ -382,6 +502,8 @@ static void test_killed_bench_resumes(void **state)
 				killed = 1;
 				break;
 			}
+			print_message("attempt %d after %.2f s: %zu runs, %zu with samples\n",
+				      attempt, delay, before.n, sampled);
 			delay *= before.n < 6 ? 1.3 : 0.7;
 			unload(&before);
 			continue;
@@ -430,6 +552,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
 		cmocka_unit_test(test_history_table_and_plot),
+		cmocka_unit_test(test_baseline_promotion),
 		cmocka_unit_test(test_sampler_pair),
 		cmocka_unit_test(test_killed_bench_resumes),
 	};
