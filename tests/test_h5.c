@@ -20,6 +20,7 @@
 #include "core/run.h"
 #include "results/h5io.h"
 #include "sampler/sampler.h"
+#include "tests/support/runcmp.h"
 
 struct fixture {
 	char dir[64];
@@ -878,12 +879,14 @@ static void test_vlen_refused(void **state)
 }
 
 /* Damage: 400 copies of a 3-run file image, each with 1 to 8 random bytes changed, read in
- * a child each. No child may die of a signal or run 10 s; each read succeeds or fails with
- * one line naming the file; and the checksums must catch most of the damage. */
+ * a child each. No child may die of a signal or run 10 s; each read fails with one line
+ * naming the file, or gives the runs and host written, value for value; and the checksums
+ * must catch most of the damage. */
 static void test_corruption(void **state)
 {
 	struct fixture *fx = *state;
 	struct sb_run in[3] = { run_ok(), run_failed(), run_skipped() };
+	struct sb_host want = test_host(), host;
 	unsigned char *img, *bad;
 	unsigned seed = 12345;
 	size_t len, refused = 0, total = 400;
@@ -909,12 +912,20 @@ static void test_corruption(void **state)
 
 			default_crash_signals();
 			alarm(10);
-			rc = h5_read_image(bad, len, "bad.h5", NULL, &out, &n, 1, err, sizeof(err));
+			rc = h5_read_image(bad, len, "bad.h5", &host, &out, &n, 1, err, sizeof(err));
 			if (rc == 0) {
+				/* read: then exactly what was written */
+				char why[300] = "";
+				int same = n == 3 && hostcmp(&want, &host, why, sizeof(why)) == 0;
+				for (size_t i = 0; same && i < n; i++)
+					same = runcmp(&in[i], &out[i], 0, why, sizeof(why)) == 0;
+				if (!same)
+					fprintf(stderr, "corruption %zu: read %zu runs, not the file "
+						"written: %s\n", k, n, why);
 				for (size_t i = 0; i < n; i++)
 					run_free(&out[i]);
 				free(out);
-				_exit(0);
+				_exit(same ? 0 : 4);
 			}
 			if (!err[0] || strchr(err, '\n') || !strstr(err, "'bad.h5'")) {
 				fprintf(stderr, "corruption %zu: bad error \"%s\"\n", k, err);
@@ -928,10 +939,12 @@ static void test_corruption(void **state)
 		assert_true(WIFEXITED(status));
 		if (WEXITSTATUS(status) == 3)
 			fail_msg("corruption %zu: error is not one line naming the file", k);
+		if (WEXITSTATUS(status) == 4)
+			fail_msg("corruption %zu: read, and not equal to the file written", k);
 		refused += WEXITSTATUS(status) == 1;
 	}
-	print_message("corruption: %zu of %zu damaged images refused, the rest read\n", refused,
-		      total);
+	print_message("corruption: %zu of %zu damaged images refused, the rest read equal to "
+		      "the original\n", refused, total);
 	/* metadata checksums and Fletcher32 over the data catch almost all damage; what they
 	 * miss is padding and free space */
 	assert_true(refused >= total / 2);
