@@ -1,6 +1,8 @@
 /* test_bench_driver.c - the bench driver end to end on a tiny matrix: shards merged give
- * the unsharded bench's runs; a bench killed with SIGKILL and resumed gives the
- * uninterrupted one's; merge and resume refuse files of another bench. */
+ * the unsharded bench's runs with the shards' contents; a bench killed with SIGKILL and
+ * resumed gives the uninterrupted one's runs and keeps those made before the kill; merge
+ * and resume refuse files of another bench. On the files made: baseline promotion, and
+ * show and top printing the files' values. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
