@@ -100,10 +100,6 @@ static const struct sb_host *host_of(const struct file *f, const struct sb_run *
 	return &f->hosts.v[f->hosts.of_run[r - f->runs]];
 }
 
-/* same_run()'s flag beside runcmp's: the hosts' identity only, not their facts and
- * calibration tables. */
-#define SAME_HOST_NO_FACTS (1u << 16)
-
 /* Run x of file a and run y of file b (both from load_all) hold the same values: samples,
  * frames, metrics, thread rows, stats, pause tables and the host facts they ran with.
  * Returns 0, or -1 with the first difference in why. */
@@ -113,10 +109,7 @@ static int same_run(const struct file *a, const struct sb_run *x, const struct f
 	if (runcmp(x, y, flags, why, len) != 0)
 		return -1;
 	char hw[200];
-	struct sb_host ha = *host_of(a, x), hb = *host_of(b, y);
-	if (flags & SAME_HOST_NO_FACTS)
-		ha.nfacts = hb.nfacts = ha.ncalib = hb.ncalib = 0;
-	if (hostcmp(&ha, &hb, hw, sizeof(hw)) != 0) {
+	if (hostcmp(host_of(a, x), host_of(b, y), hw, sizeof(hw)) != 0) {
 		snprintf(why, len, "host: %s", hw);
 		return -1;
 	}
@@ -771,13 +764,11 @@ static void test_killed_bench_resumes(void **state)
 	load_all(path("k.h5"), &resumed);
 	assert_same_runs(&whole, &resumed);
 	/* the runs finished before the kill kept as they were, not run again: samples, metrics,
-	 * thread rows and the host they ran on equal. Not their host facts: the resumed
-	 * bench replaces the file's calibration with its own, and the runs made before the
-	 * kill read it as theirs. */
+	 * thread rows and the host facts they were measured against equal */
 	for (size_t i = 0; i < before.n; i++) {
 		const struct sb_run *x = &before.runs[i], *y = by_id(&resumed, x->run_id);
 		assert_non_null(y);
-		assert_same_run(&before, x, &resumed, y, SAME_HOST_NO_FACTS);
+		assert_same_run(&before, x, &resumed, y, 0);
 	}
 	print_message("%zu of %zu runs kept from the killed bench\n", before.n, resumed.n);
 	unload(&before);
