@@ -89,8 +89,10 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
-# What every test program links besides the library: running the binary, held runs.
-TEST_SUPPORT := $(BUILD)/tests/support/sbrun.o $(BUILD)/tests/support/live_run.o
+# What every test program links besides the library: running the binary, held runs, runs
+# compared value by value.
+TEST_SUPPORT := $(BUILD)/tests/support/sbrun.o $(BUILD)/tests/support/live_run.o \
+                $(BUILD)/tests/support/runcmp.o
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(LIB)
 	$(call msg,LD,$@)

@@ -100,10 +100,18 @@ static struct sb_h5 *open_output(const struct session_opts *opts, const struct s
 {
 	struct sb_h5 *f;
 
-	if (opts->resume_tmp)
+	if (opts->resume_tmp) {
 		f = h5_reopen(opts->resume_tmp, opts->out_path, opts->resume_host, err, errlen);
-	else
+		/* the runs already in the file keep their tables (h5_reopen); the root's are
+		 * this invocation's, which the runs made from here are measured against */
+		if (f && h5_set_calibration(f, host) != 0) {
+			snprintf(err, errlen, "%s", h5_strerror(f));
+			h5_close(f);
+			return NULL;
+		}
+	} else {
 		f = h5_create(opts->out_path, host, opts->force, err, errlen);
+	}
 	for (size_t i = 0; f && opts->attrs && opts->attrs[i]; i += 2) {
 		if (h5_set_attr(f, opts->attrs[i], opts->attrs[i + 1]) != 0) {
 			snprintf(err, errlen, "%s", h5_strerror(f));

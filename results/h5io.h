@@ -89,8 +89,10 @@ int h5_set_attr(struct sb_h5 *f, const char *name, const char *value);
 int h5_read_attr(const char *path, const char *name, char *buf, size_t len, char *err,
 		 size_t errlen);
 /* Reopens the `.tmp` file of an interrupted invocation for appending (runs the /runs table
- * does not list are deleted); h5_close() renames it to final_path. host: what new run
- * groups record. Returns NULL with one line in err on failure. */
+ * does not list are deleted; each listed run group without host_facts and calibration
+ * tables of its own gets a copy of the root's, so that it keeps them when
+ * h5_set_calibration() replaces the root's); h5_close() renames it to final_path. host:
+ * what new run groups record. Returns NULL with one line in err on failure. */
 struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 			const struct sb_host *host, char *err, size_t errlen);
 /* h5_append_run() with the run group recording host instead of the file's, and host's

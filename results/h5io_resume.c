@@ -47,7 +47,29 @@ static herr_t orphan_cb(hid_t loc, const char *name, const H5L_info_t *info, voi
 	return 0;
 }
 
-/* Deletes run groups that /runs does not list: a run whose write was cut short. */
+/* Gives run group name copies of the root's host_facts and calibration tables unless it
+ * has its own: the runs already in the file were measured against the root's, which the
+ * resuming invocation replaces with its own calibration (h5_set_calibration). Returns
+ * 0/-1. */
+static int pin_run_host(hid_t file, const char *name)
+{
+	static const char *const tables[] = { "host_facts", "calibration" };
+	hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
+	int ret = g < 0 ? -1 : 0;
+
+	for (size_t i = 0; ret == 0 && i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (H5Lexists(file, tables[i], H5P_DEFAULT) <= 0 ||
+		    H5Lexists(g, tables[i], H5P_DEFAULT) > 0)
+			continue; /* nothing to keep (schema 1), or kept already */
+		if (H5Ocopy(file, tables[i], g, tables[i], H5P_DEFAULT, H5P_DEFAULT) < 0)
+			ret = -1;
+	}
+	close_id(&g);
+	return ret;
+}
+
+/* Deletes run groups that /runs does not list: a run whose write was cut short. Gives the
+ * listed ones their own copy of the root's host tables (pin_run_host). */
 static int delete_orphan_groups(struct sb_h5 *f)
 {
 	struct orphan_scan s = { 0 };
@@ -71,6 +93,11 @@ static int delete_orphan_groups(struct sb_h5 *f)
 	for (size_t i = 0; i < s.norphans; i++)
 		if (H5Ldelete(f->file, s.orphans[i], H5P_DEFAULT) < 0)
 			goto cleanup;
+	for (size_t i = 0; i < s.nlisted; i++) {
+		s.listed[i][GROUP_LEN - 1] = 0;
+		if (pin_run_host(f->file, s.listed[i]) < 0)
+			goto cleanup;
+	}
 	ret = 0;
 cleanup:
 	close_id(&gt);
@@ -82,7 +109,8 @@ cleanup:
 /* Opens tmp_path, the `.tmp` file of an interrupted invocation, to append more runs;
  * h5_close() renames it to final_path. host is what the new runs' groups record (the
  * file's own, from h5_read). Run groups the /runs table does not list (a write cut short)
- * are deleted. Returns the open file, or NULL with one line in err. */
+ * are deleted; the listed ones get their own copy of the root's host tables. Returns the
+ * open file, or NULL with one line in err. */
 struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 			const struct sb_host *host, char *err, size_t errlen)
 {

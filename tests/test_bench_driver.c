@@ -1,8 +1,11 @@
 /* test_bench_driver.c - the bench driver end to end on a tiny matrix: shards merged give
- * the unsharded bench's runs, merge refuses files of another bench, history and sampler
- * pairs. A killed and resumed bench is test_bench_resume.c (run alone: it kills on a
- * clock). */
+ * the unsharded bench's runs with the shards' contents; merge refuses files of another
+ * bench. On the files made: baseline promotion, and show and top printing the files'
+ * values; history and sampler pairs. A killed and resumed bench is test_bench_resume.c
+ * (run alone: it kills on a clock). */
 #include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "tests/support/runcmp.h"
 #include "tests/support/sbrun.h"
 
 #include "results/h5io.h"
@@ -52,12 +57,23 @@ static char *path(const char *name)
 struct file {
 	struct sb_run *runs;
 	size_t n;
+	struct h5_run_hosts hosts; /* load_all() only */
 };
 
 static void load(const char *p, struct file *f)
 {
 	char err[512];
+	memset(f, 0, sizeof(*f));
 	if (h5_read(p, NULL, &f->runs, &f->n, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+/* load() with the samples and each run's host. */
+static void load_all(const char *p, struct file *f)
+{
+	char err[512];
+	memset(f, 0, sizeof(*f));
+	if (h5_read_hosts(p, NULL, &f->runs, &f->n, 1, &f->hosts, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 
@@ -66,24 +82,120 @@ static void unload(struct file *f)
 	for (size_t i = 0; i < f->n; i++)
 		run_free(&f->runs[i]);
 	free(f->runs);
+	h5_run_hosts_free(&f->hosts);
+	memset(f, 0, sizeof(*f));
 }
 
-/* Same run ids, each with the same sampler, workload, repetition and status ok. */
+/* The run of f with id, or NULL. */
+static const struct sb_run *by_id(const struct file *f, int64_t id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->runs[i].run_id == id)
+			return &f->runs[i];
+	return NULL;
+}
+
+static const struct sb_host *host_of(const struct file *f, const struct sb_run *r)
+{
+	return &f->hosts.v[f->hosts.of_run[r - f->runs]];
+}
+
+/* Run x of file a and run y of file b (both from load_all) hold the same values: samples,
+ * frames, metrics, thread rows, stats, pause tables and the host facts they ran with.
+ * Returns 0, or -1 with the first difference in why. */
+static int same_run(const struct file *a, const struct sb_run *x, const struct file *b,
+		    const struct sb_run *y, unsigned flags, char *why, size_t len)
+{
+	if (runcmp(x, y, flags, why, len) != 0)
+		return -1;
+	char hw[200];
+	if (hostcmp(host_of(a, x), host_of(b, y), hw, sizeof(hw)) != 0) {
+		snprintf(why, len, "host: %s", hw);
+		return -1;
+	}
+	return 0;
+}
+
+static void assert_same_run(const struct file *a, const struct sb_run *x, const struct file *b,
+			    const struct sb_run *y, unsigned flags)
+{
+	char why[300];
+	if (same_run(a, x, b, y, flags, why, sizeof(why)) != 0)
+		fail_msg("run %lld (%s rep %d) differs: %s", (long long)x->run_id, x->sampler,
+			 x->repetition, why);
+}
+
+/* No two runs of f share a run id, nor a cell and repetition. */
+static void assert_distinct(const struct file *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		assert_ptr_equal(by_id(f, f->runs[i].run_id), &f->runs[i]);
+		assert_ptr_equal(runcmp_find(&f->runs[i], f->runs, f->n), &f->runs[i]);
+	}
+}
+
+/* The same set of runs: the same run ids, each with the same cell (sampler, workload,
+ * threads, hz) and repetition, none twice, every one ok. */
 static void assert_same_runs(const struct file *a, const struct file *b)
 {
 	assert_int_equal(a->n, b->n);
+	assert_distinct(a);
+	assert_distinct(b);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct sb_run *x = &a->runs[i];
-		const struct sb_run *y = NULL;
-		for (size_t j = 0; j < b->n && !y; j++)
-			if (b->runs[j].run_id == x->run_id)
-				y = &b->runs[j];
-		assert_non_null(y);
-		assert_string_equal(x->sampler, y->sampler);
-		assert_string_equal(x->workload, y->workload);
-		assert_int_equal(x->repetition, y->repetition);
+		const struct sb_run *y = by_id(b, x->run_id);
+		if (!y || runcmp_find(x, b->runs, b->n) != y)
+			fail_msg("run %lld (%s rep %d) is not in the other file", (long long)x->run_id,
+				 x->sampler, x->repetition);
+		assert_int_equal(x->status, SB_RUN_OK);
 		assert_int_equal(y->status, SB_RUN_OK);
 	}
+}
+
+/* Merged file m of shards s1 and s2: every run of each shard is in m under its run id with
+ * the values the shard holds (a `none` run that both shards ran: one of the two copies),
+ * and m has no other run. */
+static void assert_merged_holds_the_shards(const char *m, const char *s1, const char *s2)
+{
+	struct file merged, shard[2];
+	char why[2][300];
+	size_t ids = 0;
+
+	load_all(m, &merged);
+	load_all(s1, &shard[0]);
+	load_all(s2, &shard[1]);
+	assert_distinct(&merged);
+	assert_true(shard[0].n > 0 && shard[1].n > 0);
+	for (int k = 0; k < 2; k++) {
+		const struct file *s = &shard[k], *other = &shard[1 - k];
+		for (size_t i = 0; i < s->n; i++) {
+			const struct sb_run *x = &s->runs[i], *y = by_id(&merged, x->run_id);
+			const struct sb_run *twin = by_id(other, x->run_id);
+			if (!y)
+				fail_msg("run %lld of shard %d is not in the merged file",
+					 (long long)x->run_id, k + 1);
+			if (twin && strcmp(x->sampler, "none"))
+				fail_msg("run %lld (%s) is in both shards", (long long)x->run_id,
+					 x->sampler);
+			if (same_run(s, x, &merged, y, 0, why[0], sizeof(why[0])) == 0)
+				continue;
+			if (!twin)
+				fail_msg("run %lld (%s rep %d) of shard %d differs in the merged file: "
+					 "%s", (long long)x->run_id, x->sampler, x->repetition, k + 1,
+					 why[0]);
+			if (same_run(other, twin, &merged, y, 0, why[1], sizeof(why[1])) != 0)
+				fail_msg("run %lld (%s rep %d) of both shards differs in the merged "
+					 "file: %s (shard %d), %s (shard %d)", (long long)x->run_id,
+					 x->sampler, x->repetition, why[0], k + 1, why[1], 2 - k);
+		}
+		for (size_t i = 0; i < s->n; i++)
+			ids += k == 0 || !by_id(&shard[0], s->runs[i].run_id);
+	}
+	/* every merged run came from a shard: as many as the shards' distinct ids */
+	assert_int_equal(merged.n, ids);
+	unload(&merged);
+	unload(&shard[0]);
+	unload(&shard[1]);
 }
 
 static void test_shards_merge_to_the_unsharded_bench(void **state)
@@ -103,6 +215,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	assert_same_runs(&whole, &merged);
 	unload(&whole);
 	unload(&merged);
+	assert_merged_holds_the_shards(path("m.h5"), path("s1.h5"), path("s2.h5"));
 
 	/* refused: a shard twice, a shard with a whole bench, an existing output */
 	assert_int_equal(run(ARGS("merge", path("m2.h5"), path("s1.h5"), path("s1.h5"))), 2);
@@ -112,7 +225,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	/* two whole benches: runs renumbered, repetitions continued */
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole2.h5"))), 0);
 	assert_int_equal(run(ARGS("merge", path("w.h5"), path("whole.h5"), path("whole2.h5"))), 0);
-	load(path("w.h5"), &merged);
+	load_all(path("w.h5"), &merged);
 	assert_int_equal(merged.n, 12);
 	int max_rep = 0;
 	for (size_t i = 0; i < merged.n; i++) {
@@ -121,6 +234,19 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 			max_rep = merged.runs[i].repetition;
 	}
 	assert_int_equal(max_rep, 3);
+	/* the first file's runs, then the second's, each as its file holds it */
+	struct file w1, w2;
+	load_all(path("whole.h5"), &w1);
+	load_all(path("whole2.h5"), &w2);
+	assert_int_equal(w1.n + w2.n, merged.n);
+	for (size_t i = 0; i < merged.n; i++) {
+		const struct file *in = i < w1.n ? &w1 : &w2;
+		const struct sb_run *x = &in->runs[i < w1.n ? i : i - w1.n];
+		assert_int_equal(merged.runs[i].repetition, x->repetition + (i < w1.n ? 0 : 2));
+		assert_same_run(in, x, &merged, &merged.runs[i], RUNCMP_NO_ID);
+	}
+	unload(&w1);
+	unload(&w2);
 	unload(&merged);
 }
 
@@ -171,6 +297,363 @@ static void test_history_table_and_plot(void **state)
 	assert_int_equal(run(ARGS("history", "-m", "nope", path("whole.h5"))), 2);
 }
 
+/* The bytes of file p (malloc'd, *len set), or NULL when it cannot be read. */
+static unsigned char *slurp(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	unsigned char *buf = NULL;
+	long n;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Files a and b hold the same runs with the same contents and hosts. */
+static void assert_same_file(const char *a, const char *b)
+{
+	struct file x, y;
+	load_all(a, &x);
+	load_all(b, &y);
+	assert_int_equal(x.n, y.n);
+	for (size_t i = 0; i < x.n; i++)
+		assert_same_run(&x, &x.runs[i], &y, &y.runs[i], 0);
+	unload(&x);
+	unload(&y);
+}
+
+/* `baseline --to B FILE` refused: exit 2, one line on stderr, B and B's .prev.h5 left
+ * byte for byte as they were. */
+static void expect_baseline_refused(const char *want, const char *to, const char *prev,
+				    const char *file)
+{
+	char err[2048];
+	size_t n1, n2, p1, p2;
+	unsigned char *b1 = slurp(to, &n1), *q1 = slurp(prev, &p1);
+	assert_non_null(b1);
+	assert_non_null(q1);
+	int rc = sbrun(bin, ARGS("baseline", "--to", to, file), NULL, 0, err, sizeof(err));
+	char *nl = strchr(err, '\n');
+	if (rc != 2 || !nl || nl[1] || strncmp(err, "sampbench: ", 11) || !strstr(err, want))
+		fail_msg("baseline of '%s': want exit 2 and one line with '%s', got exit %d: %s",
+			 file, want, rc, err);
+	unsigned char *b2 = slurp(to, &n2), *q2 = slurp(prev, &p2);
+	assert_non_null(b2);
+	assert_non_null(q2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	assert_int_equal(p1, p2);
+	assert_memory_equal(q1, q2, p1);
+	free(b1);
+	free(b2);
+	free(q1);
+	free(q2);
+}
+
+/* baseline --to: the file copied with its contents, the previous baseline kept as
+ * .prev.h5; a file that is not a results file, a missing one, one without runs and one
+ * with failed runs are refused and leave both as they were. */
+static void test_baseline_promotion(void **state)
+{
+	(void)state;
+	char to[700], prev[700], out[4096];
+
+	snprintf(to, sizeof(to), "%s", path("base/b.h5")); /* path() reuses its buffers */
+	snprintf(prev, sizeof(prev), "%s", path("base/b.prev.h5"));
+
+	assert_int_equal(mkdir(path("base"), 0755), 0);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("baseline", "--to", to, path("whole.h5"))),
+			 0);
+	assert_non_null(strstr(out, "(6 runs,"));
+	assert_same_file(path("whole.h5"), to);
+	assert_int_not_equal(access(prev, F_OK), 0);
+	/* the second promotion keeps the first as .prev.h5 */
+	assert_int_equal(run(ARGS("baseline", "--to", to, path("whole2.h5"))), 0);
+	assert_same_file(path("whole2.h5"), to);
+	assert_same_file(path("whole.h5"), prev);
+
+	FILE *f = fopen(path("notes.h5"), "w");
+	assert_non_null(f);
+	fputs("sampler,rate_accuracy\nctimer,0.99\n", f);
+	fclose(f);
+	expect_baseline_refused("is not an HDF5 file", to, prev, path("notes.h5"));
+	expect_baseline_refused("cannot open", to, prev, path("missing.h5"));
+	/* a results file without runs */
+	struct sb_host h;
+	char err[256];
+	memset(&h, 0, sizeof(h));
+	snprintf(h.host, sizeof(h.host), "testhost");
+	struct sb_h5 *e = h5_create(path("empty.h5"), &h, 0, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	h5_set_complete(e, 1);
+	assert_int_equal(h5_close(e), 0);
+	expect_baseline_refused("has no runs", to, prev, path("empty.h5"));
+	/* a run that failed: refused without --force */
+	struct sb_run r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.sampler, sizeof(r.sampler), "ctimer");
+	snprintf(r.workload, sizeof(r.workload), "balanced");
+	r.threads = 1;
+	r.hz = 100;
+	r.status = SB_RUN_FAILED;
+	snprintf(r.reason, sizeof(r.reason), "child killed by SIGSEGV");
+	metrics_clear(&r.metrics);
+	e = h5_create(path("failed.h5"), &h, 0, err, sizeof(err));
+	if (!e)
+		fail_msg("%s", err);
+	assert_int_equal(h5_append_run(e, &r), 0);
+	assert_int_equal(h5_close(e), 0);
+	expect_baseline_refused("failed runs", to, prev, path("failed.h5"));
+	assert_same_file(path("whole2.h5"), to);
+}
+
+/* Splits line (modified) at blanks into tok[0..max). Returns the count. */
+static int split(char *line, char **tok, int max)
+{
+	int n = 0;
+	for (char *t = strtok(line, " \t"); t && n < max; t = strtok(NULL, " \t"))
+		tok[n++] = t;
+	return n;
+}
+
+/* A printed metric cell against the file's value v (scaled): "-" when v is NaN, else v
+ * to the digits printed (half a unit of the last one). */
+static void assert_cell(const char *cell, double v, const char *what, int64_t id)
+{
+	if (isnan(v)) {
+		if (strcmp(cell, "-"))
+			fail_msg("run %lld %s: '%s', the file has NaN", (long long)id, what, cell);
+		return;
+	}
+	char *end;
+	double got = strtod(cell, &end);
+	const char *dot = strchr(cell, '.');
+	int digits = dot ? (int)(end - dot - 1) : 0;
+	double tol = 0.5 * pow(10, -digits) * (1 + 1e-9) + 1e-12 * fabs(v);
+	if (*end || end == cell || fabs(got - v) > tol)
+		fail_msg("run %lld %s: '%s', the file has %.17g", (long long)id, what, cell, v);
+}
+
+/* The run rows of `show` (lines after the header starting "id"): each run of file p once,
+ * its id, cell, repetition, status, samples and each metric column's value as the file
+ * has it. cols[i] (header, metric, scale) name the metric columns after `samples`. */
+struct col {
+	const char *header, *metric;
+	double scale;
+};
+
+static void assert_show_table(const char *out, const struct file *f, const struct col *cols,
+			      int ncols)
+{
+	static const char *fixed[] = { "id", "sampler", "workload", "threads", "hz", "rep",
+				       "status", "samples" };
+	char *copy = strdup(out), *save = NULL, *tok[32];
+	int header = 0;
+	size_t rows = 0;
+
+	assert_non_null(copy);
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int n = split(line, tok, 32);
+		if (!header) {
+			if (n < 1 || strcmp(tok[0], "id"))
+				continue;
+			assert_int_equal(n, 8 + ncols);
+			for (int i = 0; i < 8; i++)
+				assert_string_equal(tok[i], fixed[i]);
+			for (int i = 0; i < ncols; i++)
+				assert_string_equal(tok[8 + i], cols[i].header);
+			header = 1;
+			continue;
+		}
+		assert_int_equal(n, 8 + ncols);
+		const struct sb_run *r = by_id(f, strtoll(tok[0], NULL, 10));
+		if (!r)
+			fail_msg("show prints run %s, not in the file", tok[0]);
+		assert_string_equal(tok[1], r->sampler);
+		assert_string_equal(tok[2], r->workload);
+		assert_int_equal(strtol(tok[3], NULL, 10), r->threads);
+		assert_true(strtod(tok[4], NULL) == r->hz);
+		assert_int_equal(strtol(tok[5], NULL, 10), r->repetition);
+		assert_string_equal(tok[6], run_status_name(r->status));
+		assert_cell(tok[7], r->metrics.nsamples, "samples", r->run_id);
+		for (int i = 0; i < ncols; i++) {
+			double v = NAN;
+			for (size_t m = 0; m < sb_metric_count; m++)
+				if (!strcmp(sb_metric_infos[m].name, cols[i].metric))
+					v = *(const double *)((const char *)&r->metrics +
+							      sb_metric_infos[m].offset);
+			assert_cell(tok[8 + i], v * cols[i].scale, cols[i].header, r->run_id);
+		}
+		rows++;
+	}
+	free(copy);
+	assert_true(header);
+	assert_int_equal(rows, f->n); /* ids checked distinct: each run once */
+}
+
+/* show: the host line and one row per run with the file's values, in the default columns
+ * and in --metrics ones. */
+static void test_show_columns(void **state)
+{
+	(void)state;
+	static const struct col def[] = {
+		{ "rate_accuracy", "rate_accuracy", 1 },
+		{ "magnitude_error", "magnitude_error", 1 },
+		{ "thread_tvd", "thread_tvd", 1 },
+		{ "window_p99_µs", "suspend_window_p99_ns", 1e-3 },
+		{ "stop_p50_µs", "stop_latency_p50_ns", 1e-3 },
+	};
+	static const struct col picked[] = {
+		{ "overhead", "overhead", 1 },
+		{ "pause_p99_µs", "pause_p99_ns", 1e-3 },
+		{ "expected_samples", "expected_samples", 1 },
+	};
+	static char out[65536];
+	struct file f;
+	struct sb_host host;
+	char err[512], want[512];
+
+	memset(&f, 0, sizeof(f));
+	if (h5_read(path("whole.h5"), &host, &f.runs, &f.n, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_distinct(&f);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("show", path("whole.h5"))), 0);
+	snprintf(want, sizeof(want), "host %s, kernel %s, %d cpus, ", host.host, host.kernel,
+		 host.nproc);
+	if (strncmp(out, want, strlen(want)))
+		fail_msg("want '%s' first in:\n%s", want, out);
+	snprintf(want, sizeof(want), "\nmachine %s\n", host.fingerprint);
+	assert_non_null(strstr(out, want));
+	assert_show_table(out, &f, def, 5);
+	assert_int_equal(run_out(out, sizeof(out), ARGS("show", "--metrics",
+							"overhead,pause_p99_ns,expected_samples",
+							path("whole.h5"))), 0);
+	assert_show_table(out, &f, picked, 3);
+	unload(&f);
+}
+
+/* top: for each run with samples, every leaf counted once under its symbol from the run's
+ * own table, shares of the samples with a user leaf, most calls first. */
+static void test_top_rows(void **state)
+{
+	(void)state;
+	static char out[65536];
+	struct file f;
+	size_t checked = 0;
+
+	load_all(path("whole.h5"), &f);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct sb_run *r = &f.runs[i];
+		char id[24], want[256];
+		if (!r->nsamples)
+			continue;
+		/* the leaves as the file has them: first user frame, named by the symbols table */
+		struct leaf {
+			char name[SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 32];
+			uint64_t calls;
+			int seen;
+		} *leaves = calloc(r->nsamples, sizeof(*leaves));
+		size_t nleaves = 0, user = 0;
+		assert_non_null(leaves);
+		for (size_t k = 0; k < r->nsamples; k++) {
+			const struct sb_sample *sm = &r->samples[k];
+			const struct sb_symbol *sym = NULL;
+			uint64_t pc = 0;
+			int found = 0;
+			for (uint32_t d = 0; d < sm->depth && !found; d++) {
+				pc = r->frames[sm->frame_offset + d];
+				found = pc < SB_KERNEL_ADDR_MIN;
+			}
+			if (!found)
+				continue;
+			user++;
+			for (size_t y = 0; y < r->nsymbols && !sym; y++)
+				if (r->symbols[y].pc == pc)
+					sym = &r->symbols[y];
+			char name[sizeof(leaves->name)];
+			if (sym && strncmp(sym->function, "0x", 2))
+				snprintf(name, sizeof(name), "%s|%s+0x%" PRIx64, sym->module,
+					 sym->function, sym->offset);
+			else
+				snprintf(name, sizeof(name), "%s|0x%" PRIx64,
+					 sym ? sym->module : SB_SYM_MODULE_UNKNOWN, pc);
+			size_t l = 0;
+			while (l < nleaves && strcmp(leaves[l].name, name))
+				l++;
+			if (l == nleaves)
+				snprintf(leaves[nleaves++].name, sizeof(name), "%s", name);
+			leaves[l].calls++;
+		}
+		snprintf(id, sizeof(id), "%lld", (long long)r->run_id);
+		assert_int_equal(run_out(out, sizeof(out),
+					 ARGS("top", "--run", id, "--limit", "0", path("whole.h5"))),
+				 0);
+		snprintf(want, sizeof(want),
+			 "run %lld: %s on %s, %d threads, %g Hz: %zu samples, %zu with a user leaf\n",
+			 (long long)r->run_id, r->sampler, r->workload, r->threads, r->hz,
+			 r->nsamples, user);
+		if (strncmp(out, want, strlen(want)))
+			fail_msg("want '%s' first in:\n%s", want, out);
+		/* the rows after the dashes: module | method | calls | share % */
+		char *p = strstr(out, "-+-");
+		assert_non_null(p);
+		p = strchr(p, '\n') + 1;
+		uint64_t prev = UINT64_MAX, sum = 0;
+		size_t nrows = 0;
+		for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n")) {
+			/* fields padded to the column and split by " | " (a module may hold
+			 * blanks: "[vdso: 123]") */
+			char row[512], *fld[4], key[512];
+			int nf = 0;
+			snprintf(row, sizeof(row), "%s", line);
+			for (char *q = row; q && nf < 4; nf++) {
+				fld[nf] = q;
+				q = strstr(q, " | ");
+				if (q) {
+					*q = 0;
+					q += 3;
+				}
+				for (char *e = fld[nf] + strlen(fld[nf]); e > fld[nf] && e[-1] == ' ';)
+					*--e = 0;
+				while (*fld[nf] == ' ')
+					fld[nf]++;
+			}
+			char *end1, *end2;
+			unsigned long long calls = nf == 4 ? strtoull(fld[2], &end1, 10) : 0;
+			double share = nf == 4 ? strtod(fld[3], &end2) : 0;
+			if (nf != 4 || *end1 || strcmp(end2, " %"))
+				fail_msg("run %s: top row '%s'", id, line);
+			snprintf(key, sizeof(key), "%s|%s", fld[0], fld[1]);
+			size_t l = 0;
+			while (l < nleaves && strcmp(leaves[l].name, key))
+				l++;
+			if (l == nleaves || leaves[l].seen || leaves[l].calls != calls)
+				fail_msg("run %s: top row '%s', not a leaf of the file with that count",
+					 id, line);
+			leaves[l].seen = 1;
+			assert_true(calls <= prev);
+			assert_true(fabs(share - 100.0 * (double)calls / (double)user) <= 0.00005);
+			prev = calls;
+			sum += calls;
+			nrows++;
+		}
+		assert_int_equal(nrows, nleaves);
+		assert_int_equal(sum, user);
+		free(leaves);
+		checked++;
+	}
+	assert_true(checked >= 2);
+	unload(&f);
+}
+
 /* --sampler A,B: per repetition none, A, B, numbered in that order. */
 static void test_sampler_pair(void **state)
 {
@@ -195,6 +678,7 @@ static void test_sampler_pair(void **state)
 	assert_int_not_equal(access(path("pair2.h5"), F_OK), 0);
 }
 
+
 int main(void)
 {
 	const char *b = getenv("BUILD");
@@ -211,6 +695,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
 		cmocka_unit_test(test_history_table_and_plot),
+		cmocka_unit_test(test_baseline_promotion),
+		cmocka_unit_test(test_show_columns),
+		cmocka_unit_test(test_top_rows),
 		cmocka_unit_test(test_sampler_pair),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

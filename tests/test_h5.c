@@ -20,6 +20,7 @@
 #include "core/run.h"
 #include "results/h5io.h"
 #include "sampler/sampler.h"
+#include "tests/support/runcmp.h"
 
 struct fixture {
 	char dir[64];
@@ -795,18 +796,194 @@ static void test_image(void **state)
 		run_free(&in[i]);
 }
 
-/* The committed baseline is schema 1: it still reads, with the schema 2 fields empty. */
+/* Rows of dataset loc/name read straight through libhdf5 into memtype's layout (its
+ * fields taken from the file's by name). Returns the malloc'd rows, *n their count. */
+static void *raw_rows(hid_t loc, const char *name, hid_t memtype, size_t *n)
+{
+	hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+	hsize_t dims = 0;
+
+	if (d < 0)
+		fail_msg("no dataset %s", name);
+	hid_t space = H5Dget_space(d);
+	assert_int_equal(H5Sget_simple_extent_dims(space, &dims, NULL), 1);
+	H5Sclose(space);
+	void *buf = calloc(dims ? dims : 1, H5Tget_size(memtype));
+	assert_non_null(buf);
+	if (dims)
+		assert_true(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+	H5Dclose(d);
+	*n = (size_t)dims;
+	return buf;
+}
+
+static hid_t str_t(size_t len)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, len);
+	H5Tset_strpad(t, H5T_STR_NULLTERM);
+	H5Tset_cset(t, H5T_CSET_UTF8); /* as written: libhdf5 converts no character set */
+	return t;
+}
+
+/* A /runs row of a schema 1 file, the columns compared here. */
+struct raw_run {
+	int64_t run_id;
+	char group[32], sampler[48], workload[48];
+	int32_t threads;
+	double hz, duration_s;
+	int32_t repetition;
+	char status[16], reason[192], start_time[32];
+	double wall_s;
+	uint64_t nsamples;
+};
+
+struct raw_named {
+	char name[48];
+	double value;
+};
+
+#define INSERT(t, type, field, ht) H5Tinsert(t, #field, offsetof(type, field), ht)
+
+/* Compares every run h5_read gave (out[0..n), samples loaded) with the file's own tables
+ * read straight through libhdf5: the /runs row, and each run group's metrics, threads,
+ * stats, samples and frames. */
+static void assert_runs_as_stored(const char *path, const struct sb_run *out, size_t n)
+{
+	hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	hid_t s32 = str_t(32), s48 = str_t(48), s16 = str_t(16), s192 = str_t(192);
+	hid_t rt = H5Tcreate(H5T_COMPOUND, sizeof(struct raw_run));
+	hid_t nt = H5Tcreate(H5T_COMPOUND, sizeof(struct raw_named));
+	hid_t tt = H5Tcreate(H5T_COMPOUND, sizeof(struct sb_thread_row));
+	hid_t st = H5Tcreate(H5T_COMPOUND, sizeof(struct sb_sample));
+	size_t nrows, total_samples = 0;
+
+	assert_true(file >= 0);
+	INSERT(rt, struct raw_run, run_id, H5T_NATIVE_INT64);
+	INSERT(rt, struct raw_run, group, s32);
+	INSERT(rt, struct raw_run, sampler, s48);
+	INSERT(rt, struct raw_run, workload, s48);
+	INSERT(rt, struct raw_run, threads, H5T_NATIVE_INT32);
+	INSERT(rt, struct raw_run, hz, H5T_NATIVE_DOUBLE);
+	INSERT(rt, struct raw_run, duration_s, H5T_NATIVE_DOUBLE);
+	INSERT(rt, struct raw_run, repetition, H5T_NATIVE_INT32);
+	INSERT(rt, struct raw_run, status, s16);
+	INSERT(rt, struct raw_run, reason, s192);
+	INSERT(rt, struct raw_run, start_time, s32);
+	INSERT(rt, struct raw_run, wall_s, H5T_NATIVE_DOUBLE);
+	INSERT(rt, struct raw_run, nsamples, H5T_NATIVE_UINT64);
+	INSERT(nt, struct raw_named, name, s48);
+	INSERT(nt, struct raw_named, value, H5T_NATIVE_DOUBLE);
+	INSERT(tt, struct sb_thread_row, index, H5T_NATIVE_INT32);
+	INSERT(tt, struct sb_thread_row, tid, H5T_NATIVE_INT32);
+	INSERT(tt, struct sb_thread_row, os_threads, H5T_NATIVE_UINT32);
+	INSERT(tt, struct sb_thread_row, cpu_ns, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, alive_ns, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, offcpu_ns, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, ops, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, checksum_errors, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, eintr, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, short_io, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, samples, H5T_NATIVE_UINT64);
+	INSERT(tt, struct sb_thread_row, weight_ns, H5T_NATIVE_DOUBLE);
+	INSERT(st, struct sb_sample, time_ns, H5T_NATIVE_UINT64);
+	INSERT(st, struct sb_sample, tid, H5T_NATIVE_INT32);
+	INSERT(st, struct sb_sample, thread_index, H5T_NATIVE_INT32);
+	INSERT(st, struct sb_sample, weight_ns, H5T_NATIVE_DOUBLE);
+	INSERT(st, struct sb_sample, stop_latency_ns, H5T_NATIVE_DOUBLE);
+	INSERT(st, struct sb_sample, suspend_window_ns, H5T_NATIVE_DOUBLE);
+	INSERT(st, struct sb_sample, depth, H5T_NATIVE_UINT32);
+	INSERT(st, struct sb_sample, flags, H5T_NATIVE_UINT32);
+	INSERT(st, struct sb_sample, frame_offset, H5T_NATIVE_UINT64);
+
+	struct raw_run *rows = raw_rows(file, "runs", rt, &nrows);
+	assert_int_equal(nrows, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct raw_run *w = &rows[i];
+		const struct sb_run *r = &out[i];
+		size_t k, nm, nth, nst, nsa, nfr, found = 0;
+
+		assert_int_equal(r->run_id, w->run_id);
+		assert_string_equal(r->sampler, w->sampler);
+		assert_string_equal(r->workload, w->workload);
+		assert_int_equal(r->threads, w->threads);
+		assert_same_double(r->hz, w->hz);
+		assert_same_double(r->duration_s, w->duration_s);
+		assert_int_equal(r->repetition, w->repetition);
+		assert_string_equal(run_status_name(r->status), w->status);
+		assert_string_equal(r->reason, w->reason);
+		assert_string_equal(r->start_time, w->start_time);
+		assert_same_double(r->wall_s, w->wall_s);
+		assert_int_equal(r->nsamples, w->nsamples);
+		hid_t g = H5Gopen2(file, w->group, H5P_DEFAULT);
+		assert_true(g >= 0);
+		struct raw_named *m = raw_rows(g, "metrics", nt, &nm);
+		for (k = 0; k < nm; k++)
+			for (size_t j = 0; j < sb_metric_count; j++)
+				if (!strcmp(m[k].name, sb_metric_infos[j].name)) {
+					assert_same_double(*(const double *)((const char *)&r->metrics +
+									sb_metric_infos[j].offset),
+							   m[k].value);
+					found++;
+				}
+		assert_true(found > 0);
+		struct sb_thread_row *th = raw_rows(g, "threads", tt, &nth);
+		assert_int_equal(r->nthread_rows, nth);
+		struct raw_named *sts = raw_rows(g, "stats", nt, &nst);
+		assert_int_equal(r->nstats, nst);
+		for (k = 0; k < nst; k++) {
+			assert_string_equal(r->stats[k].name, sts[k].name);
+			assert_same_double(r->stats[k].value, sts[k].value);
+		}
+		struct sb_sample *sa = raw_rows(g, "samples", st, &nsa);
+		assert_int_equal(r->nsamples, nsa);
+		uint64_t *fr = raw_rows(g, "frames", H5T_NATIVE_UINT64, &nfr);
+		assert_int_equal(r->nframes, nfr);
+		/* r with the tables read here: equal field by field (not byte by byte: a thread
+		 * row has padding) */
+		struct sb_run stored = *r;
+		char why[300];
+		stored.thread_rows = th;
+		stored.samples = sa;
+		stored.frames = fr;
+		if (runcmp(r, &stored, 0, why, sizeof(why)) != 0)
+			fail_msg("run %lld: the reader's %s", (long long)r->run_id, why);
+		total_samples += nsa;
+		free(m);
+		free(th);
+		free(sts);
+		free(sa);
+		free(fr);
+		H5Gclose(g);
+	}
+	/* a file with samples in it, or the comparison above compared little */
+	assert_true(total_samples > 0);
+	free(rows);
+	H5Tclose(rt);
+	H5Tclose(nt);
+	H5Tclose(tt);
+	H5Tclose(st);
+	H5Tclose(s16);
+	H5Tclose(s32);
+	H5Tclose(s48);
+	H5Tclose(s192);
+	H5Fclose(file);
+}
+
+/* The committed baseline is schema 1: it still reads, with the schema 2 fields empty, and
+ * every run as the file stores it. */
 static void test_schema1(void **state)
 {
 	struct fixture *fx = *state;
+	const char *legacy = "results/baselines/legacy-vm-879d8c6.h5";
 	struct sb_run *out = NULL;
 	struct sb_host host;
 	size_t n = 0;
 
-	if (h5_read("results/baselines/legacy-vm-879d8c6.h5", &host, &out, &n, 0, fx->err,
-		    sizeof(fx->err)) != 0)
+	if (h5_read(legacy, &host, &out, &n, 1, fx->err, sizeof(fx->err)) != 0)
 		fail_msg("%s", fx->err);
 	assert_true(n > 0);
+	assert_runs_as_stored(legacy, out, n);
 	assert_true(host.nproc > 0);
 	assert_string_equal(host.fingerprint, "");
 	assert_int_equal(host.nfacts, 0);
@@ -878,12 +1055,14 @@ static void test_vlen_refused(void **state)
 }
 
 /* Damage: 400 copies of a 3-run file image, each with 1 to 8 random bytes changed, read in
- * a child each. No child may die of a signal or run 10 s; each read succeeds or fails with
- * one line naming the file; and the checksums must catch most of the damage. */
+ * a child each. No child may die of a signal or run 10 s; each read fails with one line
+ * naming the file, or gives the runs and host written, value for value; and the checksums
+ * must catch most of the damage. */
 static void test_corruption(void **state)
 {
 	struct fixture *fx = *state;
 	struct sb_run in[3] = { run_ok(), run_failed(), run_skipped() };
+	struct sb_host want = test_host(), host;
 	unsigned char *img, *bad;
 	unsigned seed = 12345;
 	size_t len, refused = 0, total = 400;
@@ -909,12 +1088,20 @@ static void test_corruption(void **state)
 
 			default_crash_signals();
 			alarm(10);
-			rc = h5_read_image(bad, len, "bad.h5", NULL, &out, &n, 1, err, sizeof(err));
+			rc = h5_read_image(bad, len, "bad.h5", &host, &out, &n, 1, err, sizeof(err));
 			if (rc == 0) {
+				/* read: then exactly what was written */
+				char why[300] = "";
+				int same = n == 3 && hostcmp(&want, &host, why, sizeof(why)) == 0;
+				for (size_t i = 0; same && i < n; i++)
+					same = runcmp(&in[i], &out[i], 0, why, sizeof(why)) == 0;
+				if (!same)
+					fprintf(stderr, "corruption %zu: read %zu runs, not the file "
+						"written: %s\n", k, n, why);
 				for (size_t i = 0; i < n; i++)
 					run_free(&out[i]);
 				free(out);
-				_exit(0);
+				_exit(same ? 0 : 4);
 			}
 			if (!err[0] || strchr(err, '\n') || !strstr(err, "'bad.h5'")) {
 				fprintf(stderr, "corruption %zu: bad error \"%s\"\n", k, err);
@@ -928,10 +1115,12 @@ static void test_corruption(void **state)
 		assert_true(WIFEXITED(status));
 		if (WEXITSTATUS(status) == 3)
 			fail_msg("corruption %zu: error is not one line naming the file", k);
+		if (WEXITSTATUS(status) == 4)
+			fail_msg("corruption %zu: read, and not equal to the file written", k);
 		refused += WEXITSTATUS(status) == 1;
 	}
-	print_message("corruption: %zu of %zu damaged images refused, the rest read\n", refused,
-		      total);
+	print_message("corruption: %zu of %zu damaged images refused, the rest read equal to "
+		      "the original\n", refused, total);
 	/* metadata checksums and Fletcher32 over the data catch almost all damage; what they
 	 * miss is padding and free space */
 	assert_true(refused >= total / 2);
