@@ -381,12 +381,18 @@ static void test_many_threads_truth(void **state)
 		const struct sb_thread_row *pool = &r->thread_rows[63];
 		assert_int_equal(pool->os_threads, 238);
 		double burn = 2e6, total = 0;
+		int heavy = 0;
 		for (size_t k = 1; k < 63; k++) {
-			/* the thread's own clock: its 2 ms and the agent's and libc's few µs */
+			/* the thread's own clock: its 2 ms and the agent's and libc's few µs;
+			 * one-offs on top for a thread or two (the first cancellation loads
+			 * libgcc_s to unwind; a thread that grows the agent's table maps it):
+			 * 1 thread over 3 ms once in 5 loaded make checks */
 			assert_true(r->thread_rows[k].cpu_ns >= burn);
-			assert_true(r->thread_rows[k].cpu_ns < burn * 1.5);
+			assert_true(r->thread_rows[k].cpu_ns < burn * 4);
+			heavy += r->thread_rows[k].cpu_ns >= burn * 1.5;
 			total += (double)r->thread_rows[k].cpu_ns;
 		}
+		assert_true(heavy <= 3);
 		assert_true(pool->cpu_ns >= 237 * burn && pool->cpu_ns < 238 * burn * 1.5);
 		total += (double)pool->cpu_ns;
 		assert_true(total >= 300 * burn);
