@@ -42,7 +42,7 @@ const char tool_builtin_recipes[] =
 	"tool bpftrace\n"
 	"describe bpftrace profile:hz, the thread id and user stack of each sample\n"
 	"command bpftrace -q -o {out} -e 'profile:hz:{hz} /pid == cpid/ { "
-	"printf(\"%s %d/%d %llu.%09llu: 1 profile:\\n%s\\n\", comm, pid, tid, "
+	"printf(\"%s %d/%d %llu.%09llu: 1 profile:%s\\n\", comm, pid, tid, "
 	"nsecs / 1000000000, nsecs % 1000000000, ustack(perf)); }' -c '{cmd}'\n"
 	"format perf-script\n"
 	"clock cpu\n"
