@@ -217,8 +217,9 @@ static int default_output(char *buf, size_t len)
 static void print_plan(const struct run_spec *specs, size_t n, double total_s)
 {
 	char t[32];
+	int w = run_name_width(specs, n);
 	for (size_t i = 0; i < n; i++)
-		printf("%-14s %-10s %3d %6g %3d %5gs\n", specs[i].sampler->name,
+		printf("%-*s %-10s %3d %6g %3d %5gs\n", w, specs[i].sampler->name,
 		       specs[i].workload->name, specs[i].threads, specs[i].hz,
 		       specs[i].repetition, specs[i].duration_s);
 	fmt_duration(t, sizeof(t), total_s);

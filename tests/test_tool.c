@@ -143,6 +143,31 @@ static void test_skipped_and_failed_tools(void **state)
 	}
 }
 
+/* The run lines' columns hold under a tool name longer than the 14 columns a sampler name
+ * gets: each line's workload starts where the header's does. */
+static void test_run_lines_aligned(void **state)
+{
+	char recipe[600], h5[600], out[4096];
+	(void)state;
+
+	write_recipe("long", "tool a-profiler-with-a-long-name\n"
+		     "command nosuch-profiler -o {out} {cmd}\nformat folded\n"
+		     "needs binary nosuch-profiler\n", recipe, h5);
+	assert_int_equal(sbrun(sbrun_binary, ARGS("run", "-s", "none", "--tool", recipe, "-w",
+						  "balanced", "-t", "1", "-d", "0.1", "-o", h5),
+			       out, sizeof(out), NULL, 0), 0);
+	const char *col = strstr(out, " workload ");
+	assert_non_null(col);
+	long at = col - out + 1, lines = 0;
+	for (const char *l = strchr(out, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+		const char *w = strstr(l + 1, " balanced ");
+		assert_non_null(w);
+		assert_int_equal(w + 1 - (l + 1), at);
+		lines++;
+	}
+	assert_int_equal(lines, 2);
+}
+
 /* `list` names each built-in tool, and why it cannot run here when it cannot. */
 static void test_list_shows_tools(void **state)
 {
@@ -289,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_run_bad_recipe),
 		cmocka_unit_test(test_skipped_and_failed_tools),
+		cmocka_unit_test(test_run_lines_aligned),
 		cmocka_unit_test(test_list_shows_tools),
 		cmocka_unit_test(test_perf_record_scored),
 		cmocka_unit_test(test_perf_attach_scored),
