@@ -14,6 +14,7 @@
 #include "harness/matrix.h"
 #include "harness/session.h"
 #include "harness/show.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 #include "sampler/plugin.h"
 #include "version.h"
@@ -283,7 +284,7 @@ static int ab_runner(void *arg, size_t i, const struct run_spec *spec, int64_t i
 	} else {
 		v = ctx->variant_of[id];
 	}
-	if (runner_run(spec, id, r) != 0)
+	if (tool_or_runner_run(spec, id, r) != 0)
 		return -1;
 	if (v)
 		snprintf(r->variant, sizeof(r->variant), "%c", v);

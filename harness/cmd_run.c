@@ -139,20 +139,8 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-static struct tool tools[TOOL_MAX];
+static const struct tool *tools[TOOL_MAX];
 static size_t ntools;
-
-/* A tool's spec runs under its recipe, a sampler's in the runner's child. */
-static int run_one(void *arg, size_t i, const struct run_spec *spec, int64_t id,
-		   struct sb_run *r)
-{
-	(void)arg;
-	(void)i;
-	for (size_t k = 0; k < ntools; k++)
-		if (spec->sampler == &tools[k].as_sampler)
-			return tool_run(&tools[k], spec, id, r);
-	return runner_run(spec, id, r);
-}
 
 /* Fills tools[] from the comma list s. Returns 0, or -1 after one line on stderr. */
 static int resolve_tools(char *s)
@@ -166,7 +154,7 @@ static int resolve_tools(char *s)
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
-		if (tool_resolve(names[i], tools, TOOL_MAX, &ntools, err, sizeof(err)) != 0) {
+		if (tool_intern(names[i], tools, TOOL_MAX, &ntools, err, sizeof(err)) != 0) {
 			sb_err("%s", err);
 			return -1;
 		}
@@ -223,7 +211,7 @@ int cmd_run(int argc, char **argv)
 	}
 
 	for (size_t t = 0; t < ntools; t++)
-		samplers[ns++] = &tools[t].as_sampler;
+		samplers[ns++] = &tools[t]->as_sampler;
 	size_t n = (size_t)ns * (size_t)nw * (size_t)env.nthreads * (size_t)env.reps, j = 0;
 	specs = calloc(n, sizeof(*specs));
 	if (!specs) {
@@ -249,8 +237,7 @@ int cmd_run(int argc, char **argv)
 						.idle_skip = env.idle_skip,
 						.rt_priority = !env.no_rt,
 					};
-	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet,
-				   .run = run_one };
+	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet };
 	rc = session_run(&so, specs, n, NULL, NULL);
 cleanup:
 	free(specs);

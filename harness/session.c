@@ -12,6 +12,7 @@
 #include "harness/calibrate.h"
 #include "harness/cli.h"
 #include "harness/host.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 #include "sampler/sampler.h"
 
@@ -184,7 +185,7 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 			opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
 		int64_t id = opts->run_ids ? opts->run_ids[i] : (int64_t)i;
 		int ran = opts->run ? opts->run(opts->run_arg, i, &specs[i], id, &r)
-				    : runner_run(&specs[i], id, &r);
+				    : tool_or_runner_run(&specs[i], id, &r);
 		if (ran != 0) {
 			sb_err("cannot run %s on %s: out of memory or fork failed",
 			       specs[i].sampler->name, specs[i].workload->name);

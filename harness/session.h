@@ -19,7 +19,8 @@ struct session_opts {
 	/* Bench driver (all optional, zero: a plain session). */
 	const int64_t *run_ids; /* run id of spec i (resume and shards keep the matrix's
 				 * numbering); NULL: i */
-	/* Runs spec i instead of runner_run (A/B: the candidate build); same contract. */
+	/* Runs spec i instead of tool_or_runner_run (A/B: the candidate build); same
+	 * contract. */
 	int (*run)(void *arg, size_t i, const struct run_spec *spec, int64_t id,
 		   struct sb_run *r);
 	void *run_arg;

@@ -323,6 +323,73 @@ int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char
 	return -1;
 }
 
+/* The process's tools (tool_intern), each with the spec it came from. */
+static struct tool pool[TOOL_POOL_MAX];
+static char pool_spec[TOOL_POOL_MAX][512];
+static size_t npool;
+
+int tool_intern(const char *spec, const struct tool **out, size_t max, size_t *n, char *err,
+		size_t errlen)
+{
+	static struct tool got[TOOL_MAX]; /* ~60 KiB: not on the stack */
+	size_t ngot = 0;
+
+	if (tool_resolve(spec, got, TOOL_MAX, &ngot, err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < ngot; i++) {
+		const struct tool *t = NULL;
+		for (size_t k = 0; k < npool && !t; k++) {
+			if (strcmp(pool[k].name, got[i].name))
+				continue;
+			if (strcmp(pool_spec[k], spec)) {
+				snprintf(err, errlen, "tool '%s' comes from both '%s' and '%s'",
+					 got[i].name, pool_spec[k], spec);
+				return -1;
+			}
+			t = &pool[k];
+		}
+		if (!t) {
+			if (npool == TOOL_POOL_MAX || strlen(spec) >= sizeof(pool_spec[0])) {
+				snprintf(err, errlen, "more than %d tools, or a recipe path longer "
+					 "than %zu bytes", TOOL_POOL_MAX, sizeof(pool_spec[0]) - 1);
+				return -1;
+			}
+			pool[npool] = got[i];
+			/* the pool's own strings, not the scratch copy's */
+			pool[npool].as_sampler.name = pool[npool].name;
+			pool[npool].as_sampler.description = pool[npool].description;
+			snprintf(pool_spec[npool], sizeof(pool_spec[0]), "%s", spec);
+			t = &pool[npool++];
+		}
+		for (size_t k = 0; k < *n; k++)
+			if (out[k] == t) {
+				snprintf(err, errlen, "tool '%s' given twice", t->name);
+				return -1;
+			}
+		if (*n == max) {
+			snprintf(err, errlen, "more than %zu tools", max);
+			return -1;
+		}
+		out[(*n)++] = t;
+	}
+	return 0;
+}
+
+const struct tool *tool_of(const struct sampler *s)
+{
+	for (size_t k = 0; k < npool; k++)
+		if (s == &pool[k].as_sampler)
+			return &pool[k];
+	return NULL;
+}
+
+int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+{
+	const struct tool *t = tool_of(spec->sampler);
+
+	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
+}
+
 /* kernel.perf_event_paranoid, or 99 when unreadable */
 static int perf_paranoid(void)
 {
