@@ -68,6 +68,11 @@ const struct tool *tool_of(const struct sampler *s);
  * runner's child (runner_run); the same contract as both. */
 int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r);
 
+/* Why a tool's run cannot give metric, from its recipe's class: caps (the `has` bits, as
+ * the run's class_caps stat) and wall (clock wall). Returns one line, or NULL when the
+ * class does not rule the metric out (a NaN then has a reason of the workload or data). */
+const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall);
+
 /* 0 when everything t needs is here; else -1 with why (one line). */
 int tool_available(const struct tool *t, char *why, size_t len);
 

@@ -390,6 +390,34 @@ int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_ru
 	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
 }
 
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall)
+{
+	if (!wall && (starts(metric, "wall_") || starts(metric, "offcpu_")))
+		return "cpu clock in the recipe: no wall-clock shares";
+	if (!(caps & SB_CAP_THREAD_IDS) &&
+	    (!strcmp(metric, "thread_tvd") || !strcmp(metric, "wall_thread_tvd") ||
+	     !strcmp(metric, "misattributed_fraction") ||
+	     !strcmp(metric, "stack_correct_fraction")))
+		return "no thread ids: the recipe has no thread_ids";
+	if (!(caps & SB_CAP_WEIGHTS) && !strcmp(metric, "magnitude_error"))
+		return "no sample weights: the recipe has no weights";
+	if (!(caps & SB_CAP_STOP_LATENCY) && starts(metric, "stop_latency"))
+		return "no stop latencies: the recipe has no stop_latency";
+	if (!(caps & SB_CAP_SUSPEND_WINDOW) &&
+	    (starts(metric, "suspend_window") || starts(metric, "window_")))
+		return "no suspend windows: the recipe has no suspend_window";
+	if (starts(metric, "sampler_cpu"))
+		return "the tool's own CPU is not measured";
+	if (starts(metric, "pause_"))
+		return "the target's truth has no thread pauses";
+	return NULL;
+}
+
 /* kernel.perf_event_paranoid, or 99 when unreadable */
 static int perf_paranoid(void)
 {
