@@ -245,12 +245,15 @@ static void test_perf_record_scored(void **state)
 	tool_scored("perf-record", "perf-record", &perf_bounds);
 }
 
-/* bpftrace's profile:hz samples each CPU at hz (rates 0.83-1.11, TVD 0.014-0.078 in 13
- * runs of 1 s here); no weights: its period is a count. */
+/* bpftrace's profile:hz samples each CPU at hz, whatever runs there: rates 0.83-1.14 and
+ * thread TVD 0.006-0.078 in 16 runs at 2 threads here at load averages 3-8, and a rate of
+ * 1.36 at load 11 (other processes' short bursts escape the CPU's timer, a busy target's
+ * threads do not); no weights: its period is a count. A run that lost its pid filter
+ * counts every process; one that put all samples on one thread has a TVD of 0.5. */
 static void test_bpftrace_scored(void **state)
 {
 	static const struct scored_bounds bpftrace_bounds = {
-		0.7, 1.3, 0.15, SB_CAP_THREAD_IDS | SB_CAP_STACKS
+		0.6, 1.6, 0.2, SB_CAP_THREAD_IDS | SB_CAP_STACKS
 	};
 	(void)state;
 	tool_scored("bpftrace", "bpftrace", &bpftrace_bounds);
