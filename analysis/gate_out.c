@@ -27,6 +27,27 @@ static const char *state_mark(enum gate_state s)
 	return marks[s];
 }
 
+/* Display width of UTF-8 s: continuation bytes take no column. */
+static int display_width(const char *s)
+{
+	int w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Prints s padded with spaces to width columns, left or right aligned. */
+static void pad(FILE *out, const char *s, int width, int left)
+{
+	int fill = width - display_width(s);
+	if (left)
+		fputs(s, out);
+	for (; fill > 0; fill--)
+		fputc(' ', out);
+	if (!left)
+		fputs(s, out);
+}
+
 /* The reference table: every sampler's medians next to the reference sampler's in the same
  * (workload, threads, hz) on the same host (label: which, in a file of several hosts). */
 static void print_reference(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
@@ -42,7 +63,15 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 		free(buf);
 		return;
 	}
-	int header = 0;
+	int header = 0, width = 28;
+	/* the cell column fits the longest name (a tool's may be 21 characters) */
+	for (size_t i = 0; i < cs.n; i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", cs.v[i].sampler, cs.v[i].workload,
+			 cs.v[i].threads, cs.v[i].hz);
+		if (display_width(name) > width)
+			width = display_width(name);
+	}
 	for (size_t i = 0; i < cs.n; i++) {
 		const struct cell *r = &cs.v[i];
 		if (strcmp(r->sampler, cfg->reference))
@@ -51,7 +80,8 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 			fprintf(out, "\nversus %s in the same run%s%s (medians; Δ = sampler - %s):\n",
 				cfg->reference, label ? " on host " : "", label ? label : "",
 				cfg->reference);
-			fprintf(out, "  %-28s", "cell");
+			fputs("  ", out);
+			pad(out, "cell", width, 1);
 			for (int m = 0; m < cfg->ncompare; m++)
 				fprintf(out, " %24s", cfg->compare[m]);
 			fputc('\n', out);
@@ -64,7 +94,8 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 			char name[96];
 			snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", c->sampler, c->workload,
 				 c->threads, c->hz);
-			fprintf(out, "  %-28s", name);
+			fputs("  ", out);
+			pad(out, name, width, 1);
 			for (int m = 0; m < cfg->ncompare; m++) {
 				const char *mn = cfg->compare[m];
 				double v = median_of(buf, gate_cell_values(cur, c, mn, buf));
@@ -78,7 +109,8 @@ static void print_reference(FILE *out, const struct gate_config *cfg, const stru
 				else
 					snprintf(ds, sizeof(ds), "Δ%+.3f", v - rv);
 				snprintf(col, sizeof(col), "%s %s", vs, ds);
-				fprintf(out, " %24s", col);
+				fputc(' ', out);
+				pad(out, col, 24, 0); /* "Δ" is two bytes, one column */
 			}
 			fputc('\n', out);
 		}
@@ -109,26 +141,6 @@ static void print_references(FILE *out, const struct gate_config *cfg,
 	gate_hosts_free(&hs);
 }
 
-/* Display width of UTF-8 s: continuation bytes take no column. */
-static int display_width(const char *s)
-{
-	int w = 0;
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-/* Prints s padded with spaces to width columns, left or right aligned. */
-static void pad(FILE *out, const char *s, int width, int left)
-{
-	int fill = width - display_width(s);
-	if (left)
-		fputs(s, out);
-	for (; fill > 0; fill--)
-		fputc(' ', out);
-	if (!left)
-		fputs(s, out);
-}
 
 /* The row's columns: baseline -> current, p, effect. */
 static void fmt_row(const struct gate_check *k, char *bc, size_t bclen, char *pv, size_t pvlen,

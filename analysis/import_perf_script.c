@@ -1,7 +1,8 @@
 /* import_perf_script.c - the text of `perf script` on a `perf record -g` file: a header line
  * per sample ("comm pid/tid [cpu] secs.frac: period event:", fields as perf prints them
  * by default or with -F comm,pid,tid,cpu,time,period,event), then its callchain, one
- * indented "address symbol+0xoff (dso)" line per frame, leaf first, and a blank line.
+ * indented "address symbol+0xoff (dso)" line per frame, leaf first, and a blank line
+ * (bpftrace's ustack(perf) prints the same lines with the offset in decimal).
  * The comm may hold spaces: the header is read from its time field ("digits.digits:")
  * outwards. A frame perf could not name ("[unknown]") is named by its address; a frame
  * whose dso is [kernel.kallsyms] gets "_[k]". cpu-clock and task-clock periods are ns of
@@ -125,14 +126,16 @@ static int parse_frame(struct import_run *b, const char *line, size_t len, uint6
 	const char *sym_end = paren ? paren : end;
 	while (sym_end > rest && sym_end[-1] == ' ')
 		sym_end--;
-	/* drop "+0xoff" */
+	/* drop "+0xoff" (perf) or "+off" in decimal (bpftrace's ustack(perf)); a '+' of the
+	 * name itself (operator+) has no digits after it */
 	const char *plus = NULL;
 	for (const char *c = sym_end; c > rest; c--)
 		if (c[-1] == '+') {
 			plus = c - 1;
 			break;
 		}
-	if (plus && sym_end - plus > 3 && plus[1] == '0' && plus[2] == 'x')
+	if (plus && ((sym_end - plus > 3 && plus[1] == '0' && plus[2] == 'x') ||
+		     all_digits(plus + 1, (size_t)(sym_end - plus - 1))))
 		sym_end = plus;
 	int kernel = paren && (size_t)(end - paren) >= 18 &&
 		     memmem(paren, (size_t)(end - paren), "[kernel.kallsyms]", 17);

@@ -11,6 +11,7 @@
 
 #include "harness/child.h"
 #include "harness/cli.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 #include "sampler/thread_ctl.h"
 
@@ -158,7 +159,9 @@ int ab_run_candidate(const struct ab_build *b, const struct run_spec *spec, int6
 	snprintf(dur, sizeof(dur), "%.17g", spec->duration_s);
 	snprintf(param, sizeof(param), "%u", (unsigned)spec->param);
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)spec->seed);
-	char *argv[32] = { (char *)b->bin, "run", "-s", (char *)spec->sampler->name, "-w",
+	/* a tool by its name: the candidate's built-in recipe of that name */
+	char *argv[32] = { (char *)b->bin, "run", tool_of(spec->sampler) ? "--tool" : "-s",
+			   (char *)spec->sampler->name, "-w",
 			   (char *)spec->workload->name, "-t", threads, "-z", hz, "-d", dur,
 			   "--param", param, "--seed", seed, "-q", "--force", "-o",
 			   (char *)b->out };

@@ -14,6 +14,7 @@
 #include "harness/matrix.h"
 #include "harness/session.h"
 #include "harness/show.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 #include "sampler/plugin.h"
 #include "version.h"
@@ -217,8 +218,9 @@ static int default_output(char *buf, size_t len)
 static void print_plan(const struct run_spec *specs, size_t n, double total_s)
 {
 	char t[32];
+	int w = run_name_width(specs, n);
 	for (size_t i = 0; i < n; i++)
-		printf("%-14s %-10s %3d %6g %3d %5gs\n", specs[i].sampler->name,
+		printf("%-*s %-10s %3d %6g %3d %5gs\n", w, specs[i].sampler->name,
 		       specs[i].workload->name, specs[i].threads, specs[i].hz,
 		       specs[i].repetition, specs[i].duration_s);
 	fmt_duration(t, sizeof(t), total_s);
@@ -282,7 +284,7 @@ static int ab_runner(void *arg, size_t i, const struct run_spec *spec, int64_t i
 	} else {
 		v = ctx->variant_of[id];
 	}
-	if (runner_run(spec, id, r) != 0)
+	if (tool_or_runner_run(spec, id, r) != 0)
 		return -1;
 	if (v)
 		snprintf(r->variant, sizeof(r->variant), "%c", v);

@@ -382,14 +382,23 @@ int cmd_history(int argc, char **argv)
 		rc = SB_EXIT_FAIL;
 		goto cleanup;
 	}
+	/* the cell column fits the longest cell name (a tool's may be 21 characters) */
+	int cw = 34;
+	for (int c = 0; c < nc; c++) {
+		char name[160];
+		int w = snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", cells[c].sampler,
+				 cells[c].workload, cells[c].threads, cells[c].hz);
+		if (w + 1 > cw)
+			cw = w + 1;
+	}
 	for (int m = 0; m < nm; m++) {
-		printf("%s\n%-34s", mis[m]->name, "cell");
+		printf("%s\n%-*s", mis[m]->name, cw, "cell");
 		for (int i = 0; i < env.nfiles; i++)
 			printf(" %12s", files[i].rev);
-		printf("\n%-34s", "created");
+		printf("\n%-*s", cw, "created");
 		for (int i = 0; i < env.nfiles; i++)
 			printf(" %12.10s", files[i].created);
-		printf("\n%-34s", "gate");
+		printf("\n%-*s", cw, "gate");
 		for (int i = 0; i < env.nfiles; i++)
 			printf(" %12s", files[i].gated ? (files[i].gate_ok ? "PASS" : "FAIL") : "-");
 		putchar('\n');
@@ -397,7 +406,7 @@ int cmd_history(int argc, char **argv)
 			char name[160], v[32];
 			snprintf(name, sizeof(name), "%s/%s/%dt/%gHz", cells[c].sampler,
 				 cells[c].workload, cells[c].threads, cells[c].hz);
-			printf("%-34s", name);
+			printf("%-*s", cw, name);
 			for (int i = 0; i < env.nfiles; i++) {
 				double x = cell_value(&files[i], &cells[c], mis[m]);
 				vals[((size_t)m * nc + c) * env.nfiles + i] = x;

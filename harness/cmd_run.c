@@ -14,17 +14,19 @@ static const char run_usage[] =
 	"usage: sampbench run --sampler S[,S...] [--tool T[,T...]] --workload W[,W...] -o FILE.h5\n"
 	"                     [options]\n"
 	"\n"
-	"Runs each sampler on each workload, every run in its own child process, and writes\n"
-	"the samples, truth and metrics to FILE.h5. Prints one line per run. A tool (a\n"
-	"profiler that is a program: docs/tools.md) runs `sampbench target` under its recipe's\n"
-	"command and is scored from the profile it writes, beside the samplers.\n"
+	"Runs each sampler and tool on each workload at each thread count (every cell runs\n"
+	"them all, per repetition), every run in its own child process, and writes the\n"
+	"samples, truth and metrics to FILE.h5. Prints one line per run. A tool (a profiler\n"
+	"that is a program: docs/tools.md) runs `sampbench target` under its recipe's command\n"
+	"and is scored from the profile it writes, beside the samplers.\n"
 	"\n";
 
 static struct env {
 	const char *samplers;
 	const char *tools;
 	const char *workloads;
-	long threads;
+	int threads[SB_MAX_LIST];
+	int nthreads;
 	double hz;
 	double duration_s;
 	long reps;
@@ -38,7 +40,7 @@ static struct env {
 } env;
 
 static const struct env env_defaults = {
-	.threads = 4, .hz = 100, .duration_s = 2, .reps = 1, .seed = 1,
+	.threads = { 4 }, .nthreads = 1, .hz = 100, .duration_s = 2, .reps = 1, .seed = 1,
 };
 
 /* Splits a comma list in place into at most max names. Returns the count, or -1. */
@@ -53,6 +55,42 @@ static int split_list(char *s, char **out, int max)
 	return n;
 }
 
+/* --threads N[,N...]: each count a workload of its own size, 1..SB_MAX_THREADS, none twice;
+ * the last --threads given wins. */
+static int parse_threads(const struct opt *o, const char *arg)
+{
+	char buf[512], *save = NULL;
+	int n = 0;
+
+	(void)o;
+	if (strlen(arg) >= sizeof(buf)) {
+		sb_err("--threads list is longer than %zu characters", sizeof(buf) - 1);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+		if (n == SB_MAX_LIST) {
+			sb_err("--threads lists more than %d counts", SB_MAX_LIST);
+			return -1;
+		}
+		if (sb_parse_int("--threads", tok, 1, SB_MAX_THREADS, &v) != 0)
+			return -1;
+		for (int i = 0; i < n; i++)
+			if (env.threads[i] == (int)v) {
+				sb_err("--threads lists %ld twice", v);
+				return -1;
+			}
+		env.threads[n++] = (int)v;
+	}
+	if (n == 0) {
+		sb_err("--threads list is empty");
+		return -1;
+	}
+	env.nthreads = n;
+	return 0;
+}
+
 const struct opt cmd_run_options[] = {
 	OPT_STRING('s', "sampler", &env.samplers, "LIST",
 		   "samplers, comma separated (see 'sampbench list')"),
@@ -60,8 +98,8 @@ const struct opt cmd_run_options[] = {
 		   "tools, comma separated: perf-record, gperftools-cpuprofile, bpftrace\n"
 		   "or a recipe file ./NAME.recipe (docs/tools.md)"),
 	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
-	OPT_INTEGER('t', "threads", &env.threads, "N", 1, SB_MAX_THREADS,
-		    "workload threads, 1..256 (default 4)"),
+	OPT_CALLBACK('t', "threads", NULL, "LIST", parse_threads,
+		     "workload threads, comma separated, each 1..256 (default 4)"),
 	OPT_NUMBER('z', "hz", &env.hz, "F", 0, SB_MAX_HZ, NULL,
 		   "sampling frequency, 0 < F <= 20000 (default 100)"),
 	OPT_NUMBER('d', "duration", &env.duration_s, "SECS", 0, 3600, "seconds",
@@ -101,20 +139,8 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-static struct tool tools[TOOL_MAX];
+static const struct tool *tools[TOOL_MAX];
 static size_t ntools;
-
-/* A tool's spec runs under its recipe, a sampler's in the runner's child. */
-static int run_one(void *arg, size_t i, const struct run_spec *spec, int64_t id,
-		   struct sb_run *r)
-{
-	(void)arg;
-	(void)i;
-	for (size_t k = 0; k < ntools; k++)
-		if (spec->sampler == &tools[k].as_sampler)
-			return tool_run(&tools[k], spec, id, r);
-	return runner_run(spec, id, r);
-}
 
 /* Fills tools[] from the comma list s. Returns 0, or -1 after one line on stderr. */
 static int resolve_tools(char *s)
@@ -128,7 +154,7 @@ static int resolve_tools(char *s)
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
-		if (tool_resolve(names[i], tools, TOOL_MAX, &ntools, err, sizeof(err)) != 0) {
+		if (tool_intern(names[i], tools, TOOL_MAX, &ntools, err, sizeof(err)) != 0) {
 			sb_err("%s", err);
 			return -1;
 		}
@@ -185,31 +211,33 @@ int cmd_run(int argc, char **argv)
 	}
 
 	for (size_t t = 0; t < ntools; t++)
-		samplers[ns++] = &tools[t].as_sampler;
-	size_t n = (size_t)ns * (size_t)nw * (size_t)env.reps, j = 0;
+		samplers[ns++] = &tools[t]->as_sampler;
+	size_t n = (size_t)ns * (size_t)nw * (size_t)env.nthreads * (size_t)env.reps, j = 0;
 	specs = calloc(n, sizeof(*specs));
 	if (!specs) {
 		sb_err("out of memory");
 		rc = SB_EXIT_FAIL;
 		goto cleanup;
 	}
+	/* every (workload, threads) cell runs all samplers and tools per repetition, so
+	 * drift hits them alike */
 	for (long rep = 0; rep < env.reps; rep++)
 		for (int w = 0; w < nw; w++)
-			for (int s = 0; s < ns; s++)
-				specs[j++] = (struct run_spec){
-					.sampler = samplers[s],
-					.workload = workloads[w],
-					.threads = (int)env.threads,
-					.hz = env.hz,
-					.duration_s = env.duration_s,
-					.repetition = (int)rep,
-					.param = (uint32_t)env.param,
-					.seed = (uint64_t)env.seed + (uint64_t)rep,
-					.idle_skip = env.idle_skip,
-					.rt_priority = !env.no_rt,
-				};
-	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet,
-				   .run = run_one };
+			for (int t = 0; t < env.nthreads; t++)
+				for (int s = 0; s < ns; s++)
+					specs[j++] = (struct run_spec){
+						.sampler = samplers[s],
+						.workload = workloads[w],
+						.threads = env.threads[t],
+						.hz = env.hz,
+						.duration_s = env.duration_s,
+						.repetition = (int)rep,
+						.param = (uint32_t)env.param,
+						.seed = (uint64_t)env.seed + (uint64_t)rep,
+						.idle_skip = env.idle_skip,
+						.rt_priority = !env.no_rt,
+					};
+	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet };
 	rc = session_run(&so, specs, n, NULL, NULL);
 cleanup:
 	free(specs);

@@ -8,6 +8,7 @@
 #include "core/util.h"
 #include "harness/cli.h"
 #include "harness/show.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 
 #define CELL_LEN 48
@@ -232,6 +233,8 @@ void show_vertical(FILE *out, const struct sb_run *runs, size_t n, const char *c
 			r->threads == 1 ? "" : "s", r->hz, r->duration_s, r->repetition);
 		fprintf(out, "%s clock: %s\n", r->clock ? "wall" : "cpu",
 			run_status_name(r->status));
+		int tool = !isnan(run_stat(r, "class_recipe"));
+		unsigned caps = tool ? (unsigned)run_stat(r, "class_caps") & 0xffffu : 0;
 		if (r->reason[0]) {
 			fputs("  reason: ", out);
 			print_line_text(out, r->reason);
@@ -243,10 +246,19 @@ void show_vertical(FILE *out, const struct sb_run *runs, size_t n, const char *c
 
 			if (m < 0)
 				continue;
-			format_value(val, sizeof(val), metric_value(r, m), sb_metric_infos[m].unit,
-				     1);
-			fprintf(out, "  %-*s  %14s  %s\n", (int)namew, sb_metric_infos[m].name, val,
+			double v = metric_value(r, m);
+			format_value(val, sizeof(val), v, sb_metric_infos[m].unit, 1);
+			fprintf(out, "  %-*s  %14s  %s", (int)namew, sb_metric_infos[m].name, val,
 				sb_metric_infos[m].unit);
+			/* a tool's NaN: what its recipe's class rules out */
+			const char *why = isnan(v) && tool && run_scored(r->status)
+				? tool_metric_nan_reason(sb_metric_infos[m].name, caps,
+							 r->clock == SB_CLOCK_WALL)
+				: NULL;
+			if (why)
+				fprintf(out, "%*s  (%s)", 5 - (int)strlen(sb_metric_infos[m].unit), "",
+					why);
+			fputc('\n', out);
 		}
 	}
 }

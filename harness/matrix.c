@@ -121,6 +121,14 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 				return perr(p, "unknown sampler '%s' (see 'sampbench list')", vals[i]);
 		}
 		b->nsamplers = n;
+	} else if (!strcmp(key, "tools")) {
+		size_t nt = 0;
+		for (int i = 0; i < n; i++) {
+			char err[512];
+			if (tool_intern(vals[i], b->tools, MX_MAX_LIST, &nt, err, sizeof(err)) != 0)
+				return perr(p, "%s", err);
+		}
+		b->ntools = (int)nt;
 	} else if (!strcmp(key, "workloads")) {
 		for (int i = 0; i < n; i++) {
 			b->workloads[i] = workload_find(vals[i]);
@@ -157,21 +165,21 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 			return -1;
 		b->seed = (unsigned long)l;
 	} else {
-		return perr(p, "unknown key '%s' (expected samplers, workloads, threads, hz, reps, "
-			       "duration, param or seed)", key);
+		return perr(p, "unknown key '%s' (expected samplers, tools, workloads, threads, hz, "
+			       "reps, duration, param or seed)", key);
 	}
 	return 0;
 }
 
-/* A block needs samplers and workloads; reported at its header line. */
+/* A block needs samplers or tools, and workloads; reported at its header line. */
 static int check_block(struct mx_parser *p, const struct mx_block *b)
 {
 	int line = p->line;
 	int rc = 0;
 
 	p->line = b->line;
-	if (b->nsamplers == 0)
-		rc = perr(p, "block [%s] has no 'samplers'", b->profile);
+	if (b->nsamplers == 0 && b->ntools == 0)
+		rc = perr(p, "block [%s] has no 'samplers' or 'tools'", b->profile);
 	else if (b->nworkloads == 0)
 		rc = perr(p, "block [%s] has no 'workloads'", b->profile);
 	p->line = line;
@@ -239,7 +247,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 			goto cleanup;
 		}
 		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
-						    "reps", "duration", "param", "seed" };
+						    "reps", "duration", "param", "seed", "tools" };
 		for (unsigned k = 0; k < ARRAY_SIZE(keys); k++) {
 			if (strcmp(key, keys[k]))
 				continue;
@@ -314,6 +322,36 @@ void matrix_profile_names(const struct mx_matrix *m, char *buf, size_t len)
 	}
 }
 
+/* The runs of one repetition of block b's cell (workload w, threads t, hz h) into out:
+ * `none` first, then the other samplers, then the tools. Returns how many. */
+static size_t cell_specs(const struct mx_block *b, int w, int t, int h, int rep,
+			 struct run_spec *out)
+{
+	size_t j = 0;
+
+	for (int pass = 0; pass < 3; pass++) {
+		int count = pass < 2 ? b->nsamplers : b->ntools;
+		for (int s = 0; s < count; s++) {
+			const struct sampler *sp = pass < 2 ? b->samplers[s] : &b->tools[s]->as_sampler;
+			int base = (sp->flags & SB_SAMPLER_BASELINE) != 0;
+			if (pass < 2 && base != (pass == 0))
+				continue;
+			out[j++] = (struct run_spec){
+				.sampler = sp,
+				.workload = b->workloads[w],
+				.threads = b->threads[t],
+				.hz = b->hz[h],
+				.duration_s = b->duration_s,
+				.repetition = rep,
+				.param = b->param,
+				.seed = b->seed + (uint64_t)rep,
+				.rt_priority = true,
+			};
+		}
+	}
+	return j;
+}
+
 long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,
 		  char *err, size_t errlen)
 {
@@ -323,7 +361,8 @@ long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spe
 	for (int i = 0; i < m->nblocks; i++) {
 		const struct mx_block *b = &m->blocks[i];
 		if (!strcmp(b->profile, profile))
-			n += (size_t)b->nsamplers * b->nworkloads * b->nthreads * b->nhz * b->reps;
+			n += (size_t)(b->nsamplers + b->ntools) * b->nworkloads * b->nthreads *
+			     b->nhz * b->reps;
 	}
 	if (n == 0) {
 		char names[256];
@@ -342,24 +381,7 @@ long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spe
 			for (int t = 0; t < b->nthreads; t++)
 				for (int h = 0; h < b->nhz; h++)
 					for (int rep = 0; rep < b->reps; rep++)
-						for (int pass = 0; pass < 2; pass++)
-							for (int s = 0; s < b->nsamplers; s++) {
-								const struct sampler *sp = b->samplers[s];
-								int base = (sp->flags & SB_SAMPLER_BASELINE) != 0;
-								if (base != (pass == 0))
-									continue;
-								(*specs)[j++] = (struct run_spec){
-									.sampler = sp,
-									.workload = b->workloads[w],
-									.threads = b->threads[t],
-									.hz = b->hz[h],
-									.duration_s = b->duration_s,
-									.repetition = rep,
-									.param = b->param,
-									.seed = b->seed + (uint64_t)rep,
-									.rt_priority = true,
-								};
-							}
+						j += cell_specs(b, w, t, h, rep, *specs + j);
 	}
 	return (long)j;
 }

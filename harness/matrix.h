@@ -4,6 +4,7 @@
  *   # comment
  *   [quick]                      a block of profile `quick` (repeat the header to add one)
  *   samplers  = ctimer itimer    names from `sampbench list`, space or comma separated
+ *   tools     = perf-record      profilers that are programs (docs/tools.md), beside them
  *   workloads = skewed
  *   threads   = 2 8              default 2
  *   hz        = 100              default 100
@@ -19,6 +20,7 @@
 #include <stddef.h>
 
 #include "harness/runner.h"
+#include "harness/tool.h"
 
 #define MX_MAX_LIST 32
 #define MX_MAX_BLOCKS 64
@@ -29,6 +31,8 @@ struct mx_block {
 	int line; /* of its [profile] header */
 	const struct sampler *samplers[MX_MAX_LIST];
 	int nsamplers;
+	const struct tool *tools[MX_MAX_LIST]; /* in the process's tool pool (tool_intern) */
+	int ntools;
 	const struct workload *workloads[MX_MAX_LIST];
 	int nworkloads;
 	int threads[MX_MAX_LIST];
@@ -57,7 +61,8 @@ int matrix_load(const char *path, struct mx_matrix *m, char *err, size_t errlen)
 
 /* Expands profile `profile` of m into run specs (malloc'd, caller frees). Order: per block,
  * per (workload, threads, hz) cell group, per repetition, every sampler with `none`
- * first, so drift hits all samplers alike and `none` gives the others their overhead.
+ * first, then every tool, so drift hits all alike and `none` gives the others their
+ * overhead. A tool's spec has the tool's sampler (tool_of finds the tool).
  * Returns the number of specs, 0 with err set when the profile does not exist, or -1 when
  * out of memory. */
 long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,

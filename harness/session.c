@@ -12,6 +12,7 @@
 #include "harness/calibrate.h"
 #include "harness/cli.h"
 #include "harness/host.h"
+#include "harness/tool.h"
 #include "results/h5io.h"
 #include "sampler/sampler.h"
 
@@ -21,10 +22,21 @@ static void on_sigint(int sig)
 	runner_interrupted = 1;
 }
 
-void run_print_header(FILE *out)
+int run_name_width(const struct run_spec *specs, size_t n)
 {
-	fprintf(out, "%-14s %-10s %3s %6s %3s %-7s %8s %9s %10s %11s\n", "sampler", "workload",
-		"thr", "hz", "rep", "status", "samples", "rate_acc", "thread_tvd", "win_p99_us");
+	size_t w = RUN_NAME_WIDTH;
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(specs[i].sampler->name) > w)
+			w = strlen(specs[i].sampler->name);
+	return (int)w;
+}
+
+void run_print_header(FILE *out, int name_width)
+{
+	fprintf(out, "%-*s %-10s %3s %6s %3s %-7s %8s %9s %10s %11s\n", name_width, "sampler",
+		"workload", "thr", "hz", "rep", "status", "samples", "rate_acc", "thread_tvd",
+		"win_p99_us");
 }
 
 static void fmt_num(char *buf, size_t len, double v, const char *fmt)
@@ -35,14 +47,14 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 		snprintf(buf, len, fmt, v);
 }
 
-void run_print_line(FILE *out, const struct sb_run *r)
+void run_print_line(FILE *out, const struct sb_run *r, int name_width)
 {
 	char rate[16], tvdb[16], win[16];
 	fmt_num(rate, sizeof(rate), r->metrics.rate_accuracy, "%.3f");
 	fmt_num(tvdb, sizeof(tvdb), r->metrics.thread_tvd, "%.3f");
 	fmt_num(win, sizeof(win), r->metrics.suspend_window_p99_ns / 1e3, "%.1f");
-	fprintf(out, "%-14s %-10s %3d %6g %3d %-7s %8.0f %9s %10s %11s", r->sampler, r->workload,
-		r->threads, r->hz, r->repetition, run_status_name(r->status),
+	fprintf(out, "%-*s %-10s %3d %6g %3d %-7s %8.0f %9s %10s %11s", name_width, r->sampler,
+		r->workload, r->threads, r->hz, r->repetition, run_status_name(r->status),
 		isnan(r->metrics.nsamples) ? 0.0 : r->metrics.nsamples, rate, tvdb, win);
 	if (r->status != SB_RUN_OK)
 		fprintf(out, "  (%s)", r->reason);
@@ -168,8 +180,9 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	sigaction(SIGINT, &sa, &old);
 	runner_interrupted = 0;
 
+	int name_width = run_name_width(specs, n);
 	if (!opts->quiet)
-		run_print_header(stdout);
+		run_print_header(stdout, name_width);
 	for (size_t i = 0; i < n && !runner_interrupted; i++) {
 		struct sb_run r;
 		if (opts->progress && isatty(STDERR_FILENO))
@@ -180,7 +193,7 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 			opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
 		int64_t id = opts->run_ids ? opts->run_ids[i] : (int64_t)i;
 		int ran = opts->run ? opts->run(opts->run_arg, i, &specs[i], id, &r)
-				    : runner_run(&specs[i], id, &r);
+				    : tool_or_runner_run(&specs[i], id, &r);
 		if (ran != 0) {
 			sb_err("cannot run %s on %s: out of memory or fork failed",
 			       specs[i].sampler->name, specs[i].workload->name);
@@ -208,7 +221,7 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		if (opts->progress && isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
 		if (!opts->quiet)
-			run_print_line(stdout, &r);
+			run_print_line(stdout, &r, name_width);
 		fflush(stdout);
 		if (opts->hook)
 			opts->hook(opts->hook_arg, i, n, &specs[i], &r);

@@ -19,7 +19,8 @@ struct session_opts {
 	/* Bench driver (all optional, zero: a plain session). */
 	const int64_t *run_ids; /* run id of spec i (resume and shards keep the matrix's
 				 * numbering); NULL: i */
-	/* Runs spec i instead of runner_run (A/B: the candidate build); same contract. */
+	/* Runs spec i instead of tool_or_runner_run (A/B: the candidate build); same
+	 * contract. */
 	int (*run)(void *arg, size_t i, const struct run_spec *spec, int64_t id,
 		   struct sb_run *r);
 	void *run_arg;
@@ -43,9 +44,17 @@ struct session_opts {
 int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
 		struct sb_run **runs_out, size_t *nruns_out);
 
-/* The header and the one-line summary of a run that `run` and `bench` print. */
-void run_print_header(FILE *out);
-void run_print_line(FILE *out, const struct sb_run *r);
+/* The narrowest sampler column of the run lines. */
+#define RUN_NAME_WIDTH 14
+
+/* The sampler column's width for the runs of specs[0..n): the longest sampler or tool
+ * name, at least RUN_NAME_WIDTH. */
+int run_name_width(const struct run_spec *specs, size_t n);
+
+/* The header and the one-line summary of a run that `run` and `bench` print, the sampler
+ * column name_width wide (run_name_width). */
+void run_print_header(FILE *out, int name_width);
+void run_print_line(FILE *out, const struct sb_run *r, int name_width);
 
 /* Warns on stderr when hz exceeds the kernel tick for a tick-driven sampler. */
 void warn_tick_cap(const struct sb_host *host, const struct run_spec *specs, size_t n);

@@ -15,6 +15,7 @@
 #include "sampler/sampler.h"
 
 #define TOOL_MAX 16        /* tools one `run` takes, built-in and from files together */
+#define TOOL_POOL_MAX 32   /* tools one process resolves (tool_intern): a run or a matrix */
 #define TOOL_MAX_NEEDS 8
 #define TOOL_CMD_LEN 1024
 
@@ -51,6 +52,26 @@ int tool_recipes_parse(const char *text, const char *file, struct tool *out, siz
  * err (unknown name, unreadable file, syntax error, too many tools). */
 int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char *err,
 		 size_t errlen);
+
+/* Resolves spec as tool_resolve does into the process's tool pool, where tool_of finds a
+ * tool by its sampler, and appends a pointer to each tool it names to out[*n ..max). The
+ * pool owns the tools until the process ends; a name already pooled from the same spec is
+ * that tool again (matrix blocks may name a tool each), from another spec an error.
+ * Returns 0, or -1 with one line in err. */
+int tool_intern(const char *spec, const struct tool **out, size_t max, size_t *n, char *err,
+		size_t errlen);
+
+/* The pooled tool (tool_intern) whose sampler s is, or NULL for a sampler. */
+const struct tool *tool_of(const struct sampler *s);
+
+/* Runs spec under its tool when its sampler is a pooled tool's (tool_run), else in the
+ * runner's child (runner_run); the same contract as both. */
+int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r);
+
+/* Why a tool's run cannot give metric, from its recipe's class: caps (the `has` bits, as
+ * the run's class_caps stat) and wall (clock wall). Returns one line, or NULL when the
+ * class does not rule the metric out (a NaN then has a reason of the workload or data). */
+const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall);
 
 /* 0 when everything t needs is here; else -1 with why (one line). */
 int tool_available(const struct tool *t, char *why, size_t len);

@@ -42,7 +42,7 @@ const char tool_builtin_recipes[] =
 	"tool bpftrace\n"
 	"describe bpftrace profile:hz, the thread id and user stack of each sample\n"
 	"command bpftrace -q -o {out} -e 'profile:hz:{hz} /pid == cpid/ { "
-	"printf(\"%s %d/%d %llu.%09llu: 1 profile:\\n%s\\n\", comm, pid, tid, "
+	"printf(\"%s %d/%d %llu.%09llu: 1 profile:%s\\n\", comm, pid, tid, "
 	"nsecs / 1000000000, nsecs % 1000000000, ustack(perf)); }' -c '{cmd}'\n"
 	"format perf-script\n"
 	"clock cpu\n"
@@ -321,6 +321,101 @@ int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char
 	snprintf(err, errlen, "unknown tool '%s' (perf-record, gperftools-cpuprofile, bpftrace, "
 		 "or a recipe file: ./NAME.recipe)", spec);
 	return -1;
+}
+
+/* The process's tools (tool_intern), each with the spec it came from. */
+static struct tool pool[TOOL_POOL_MAX];
+static char pool_spec[TOOL_POOL_MAX][512];
+static size_t npool;
+
+int tool_intern(const char *spec, const struct tool **out, size_t max, size_t *n, char *err,
+		size_t errlen)
+{
+	static struct tool got[TOOL_MAX]; /* ~60 KiB: not on the stack */
+	size_t ngot = 0;
+
+	if (tool_resolve(spec, got, TOOL_MAX, &ngot, err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < ngot; i++) {
+		const struct tool *t = NULL;
+		for (size_t k = 0; k < npool && !t; k++) {
+			if (strcmp(pool[k].name, got[i].name))
+				continue;
+			if (strcmp(pool_spec[k], spec)) {
+				snprintf(err, errlen, "tool '%s' comes from both '%s' and '%s'",
+					 got[i].name, pool_spec[k], spec);
+				return -1;
+			}
+			t = &pool[k];
+		}
+		if (!t) {
+			if (npool == TOOL_POOL_MAX || strlen(spec) >= sizeof(pool_spec[0])) {
+				snprintf(err, errlen, "more than %d tools, or a recipe path longer "
+					 "than %zu bytes", TOOL_POOL_MAX, sizeof(pool_spec[0]) - 1);
+				return -1;
+			}
+			pool[npool] = got[i];
+			/* the pool's own strings, not the scratch copy's */
+			pool[npool].as_sampler.name = pool[npool].name;
+			pool[npool].as_sampler.description = pool[npool].description;
+			snprintf(pool_spec[npool], sizeof(pool_spec[0]), "%s", spec);
+			t = &pool[npool++];
+		}
+		for (size_t k = 0; k < *n; k++)
+			if (out[k] == t) {
+				snprintf(err, errlen, "tool '%s' given twice", t->name);
+				return -1;
+			}
+		if (*n == max) {
+			snprintf(err, errlen, "more than %zu tools", max);
+			return -1;
+		}
+		out[(*n)++] = t;
+	}
+	return 0;
+}
+
+const struct tool *tool_of(const struct sampler *s)
+{
+	for (size_t k = 0; k < npool; k++)
+		if (s == &pool[k].as_sampler)
+			return &pool[k];
+	return NULL;
+}
+
+int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+{
+	const struct tool *t = tool_of(spec->sampler);
+
+	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall)
+{
+	if (!wall && (starts(metric, "wall_") || starts(metric, "offcpu_")))
+		return "cpu clock in the recipe: no wall-clock shares";
+	if (!(caps & SB_CAP_THREAD_IDS) &&
+	    (!strcmp(metric, "thread_tvd") || !strcmp(metric, "wall_thread_tvd") ||
+	     !strcmp(metric, "misattributed_fraction") ||
+	     !strcmp(metric, "stack_correct_fraction")))
+		return "no thread ids: the recipe has no thread_ids";
+	if (!(caps & SB_CAP_WEIGHTS) && !strcmp(metric, "magnitude_error"))
+		return "no sample weights: the recipe has no weights";
+	if (!(caps & SB_CAP_STOP_LATENCY) && starts(metric, "stop_latency"))
+		return "no stop latencies: the recipe has no stop_latency";
+	if (!(caps & SB_CAP_SUSPEND_WINDOW) &&
+	    (starts(metric, "suspend_window") || starts(metric, "window_")))
+		return "no suspend windows: the recipe has no suspend_window";
+	if (starts(metric, "sampler_cpu"))
+		return "the tool's own CPU is not measured";
+	if (starts(metric, "pause_"))
+		return "the target's truth has no thread pauses";
+	return NULL;
 }
 
 /* kernel.perf_event_paranoid, or 99 when unreadable */

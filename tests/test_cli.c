@@ -80,6 +80,14 @@ static void test_bad_threads(void **state)
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "0", "-o", out_path));
 	expect_usage_error("--threads must be between 1 and 256",
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "257", "-o", out_path));
+	expect_usage_error("--threads must be between 1 and 256",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "2,0", "-o", out_path));
+	expect_usage_error("invalid integer '8x' for --threads",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "-t", "2,8x", "-o", out_path));
+	expect_usage_error("--threads lists 2 twice",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "-t", "2,8,2", "-o", out_path));
+	expect_usage_error("--threads list is empty",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "-t", ",", "-o", out_path));
 }
 
 static void test_missing_and_unknown_options(void **state)
@@ -131,6 +139,39 @@ static void test_existing_output_needs_force(void **state)
 static int run_stdout(char *out, size_t outlen, const char *const *args)
 {
 	return sbrun(bin, args, out, outlen, NULL, 0);
+}
+
+/* --threads 1,2 with two workloads: one run per (workload, threads) cell, in that order,
+ * each at its own thread count. */
+static void test_threads_list(void **state)
+{
+	(void)state;
+	char out[4096], path[700], wl[4][16];
+	int thr[4];
+	snprintf(path, sizeof(path), "%s/threads.h5", tmpdir);
+	assert_int_equal(run_stdout(out, sizeof(out),
+				    ARGS("run", "-s", "none", "-w", "balanced,skewed", "-t", "1,2",
+					 "-d", "0.1", "-o", path)),
+			 0);
+	unlink(path);
+	/* the header, then sampler workload thr ... per run */
+	const char *line = strchr(out, '\n');
+	int n = 0;
+	for (; line && line[1] && n < 5; line = strchr(line + 1, '\n')) {
+		if (n == 4)
+			fail_msg("more than 4 runs: %s", out);
+		assert_int_equal(sscanf(line + 1, "none %15s %d", wl[n], &thr[n]), 2);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	assert_string_equal(wl[0], "balanced");
+	assert_int_equal(thr[0], 1);
+	assert_string_equal(wl[1], "balanced");
+	assert_int_equal(thr[1], 2);
+	assert_string_equal(wl[2], "skewed");
+	assert_int_equal(thr[2], 1);
+	assert_string_equal(wl[3], "skewed");
+	assert_int_equal(thr[3], 2);
 }
 
 /* Baselines live under results/baselines/ by machine class; bad targets are refused. */
@@ -191,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_workload),
 		cmocka_unit_test(test_bad_hz),
 		cmocka_unit_test(test_bad_threads),
+		cmocka_unit_test(test_threads_list),
 		cmocka_unit_test(test_missing_and_unknown_options),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_existing_output_needs_force),

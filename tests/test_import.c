@@ -190,6 +190,14 @@ static void test_perf_script(void **state)
 	assert_true(r.samples[1].weight_ns == 250000.0);
 	assert_int_equal(r.threads, 2);
 	run_free(&r);
+	/* bpftrace's printf of ustack(perf): decimal offsets, a name with a '+' of its own */
+	got = import_text("perf-script",
+			  "prog 100/101 12.500000000: 1 profile:\n"
+			  "\t557c9820100b leaf+27 (/usr/bin/prog)\n"
+			  "\t557c98201100 operator+ (/usr/bin/prog)\n"
+			  "\t557c98204ffe main+14 (/usr/bin/prog)\n\n", 1);
+	assert_string_equal(got, "thread-0/101;main;operator+;leaf 1\n");
+	free(got);
 }
 
 /* Folded stacks: comm-pid/tid roots are threads, other roots frames, CRLF and blank lines. */

@@ -14,6 +14,8 @@
 static struct mx_matrix m;
 static char err[512];
 
+static void expect_error(const char *text, int line, const char *want);
+
 static void test_blocks_defaults_and_order(void **state)
 {
 	(void)state;
@@ -69,6 +71,46 @@ static void test_blocks_defaults_and_order(void **state)
 	assert_non_null(strstr(err, "unknown profile 'nope' (profiles: p, q)"));
 }
 
+/* `tools` runs profilers that are programs beside the samplers: after `none` and the
+ * samplers in each cell and repetition, as the pooled tool (tool_of); a block may hold
+ * only tools, and blocks naming one tool share it. */
+static void test_tools_in_blocks(void **state)
+{
+	(void)state;
+	const char *text = "[p]\n"
+			   "tools = gperftools-cpuprofile, perf-record\n"
+			   "samplers = ctimer none\n"
+			   "workloads = balanced hotspot\n"
+			   "reps = 2\n"
+			   "[p]\n"
+			   "tools = perf-record\n"
+			   "workloads = skewed\n"
+			   "reps = 1\n";
+	static const char *const want[] = { "none", "ctimer", "gperftools-cpuprofile",
+					    "perf-record" };
+	struct run_spec *specs;
+
+	assert_int_equal(matrix_parse(text, "t", &m, err, sizeof(err)), 0);
+	long n = matrix_specs(&m, "p", &specs, err, sizeof(err));
+	/* 4 x 2 workloads x 2 reps + 1 */
+	assert_int_equal(n, 4 * 2 * 2 + 1);
+	for (long i = 0; i < 16; i++) {
+		assert_string_equal(specs[i].sampler->name, want[i % 4]);
+		assert_int_equal(specs[i].repetition, (int)(i / 4) % 2);
+		assert_int_equal(tool_of(specs[i].sampler) != NULL, i % 4 >= 2);
+	}
+	assert_string_equal(specs[8].workload->name, "hotspot");
+	assert_string_equal(specs[16].workload->name, "skewed");
+	assert_ptr_equal(specs[16].sampler, specs[3].sampler);
+	free(specs);
+
+	expect_error("[p]\nsamplers = none\ntools = perf-record nosuch\nworkloads = skewed\n", 3,
+		     "unknown tool 'nosuch'");
+	expect_error("[p]\ntools = perf-record perf-record\nworkloads = skewed\n", 2,
+		     "tool 'perf-record' given twice");
+	expect_error("[p]\ntools = perf-record\ntools = bpftrace\n", 3, "set twice");
+}
+
 /* Each bad config fails with "t:LINE: <want>". */
 static void expect_error(const char *text, int line, const char *want)
 {
@@ -102,7 +144,7 @@ static void test_errors_name_the_line(void **state)
 	expect_error("[]\n", 1, "invalid profile name");
 	/* a block without samplers is reported at its header */
 	expect_error("[p]\nworkloads = skewed\n[q]\nsamplers = ctimer\nworkloads = skewed\n", 1,
-		     "block [p] has no 'samplers'");
+		     "block [p] has no 'samplers' or 'tools'");
 	expect_error("[p]\nsamplers = ctimer\n", 1, "has no 'workloads'");
 	expect_error("[p]\nsamplers =\n", 2, "has no value");
 	assert_int_equal(matrix_parse("# nothing\n", "t", &m, err, sizeof(err)), -1);
@@ -244,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocks_defaults_and_order),
 		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_tools_in_blocks),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_ci_matrix),
 		cmocka_unit_test(test_shards_partition_cells),
