@@ -1,7 +1,6 @@
 /* h5io_legacy.c - the trial read of a schema 1 file in a child process, before the real
 * read trusts it. */
 #include "results/h5io_int.h"
-#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,10 +68,13 @@ int trial_read(struct rd *rd, int load_samples)
 	ssize_t got;
 	pid_t pid;
 
-	if (plat_pipe_cloexec(fds) != 0) {
+	/* pipe(), not pipe2 (Darwin has none): no other thread execs meanwhile */
+	if (pipe(fds) != 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': %s", rd->path, strerror(errno));
 		return -1;
 	}
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
