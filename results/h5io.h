@@ -45,7 +45,8 @@ const char *h5_strerror(const struct sb_h5 *f);
  * another schema version. A damaged file is refused with one line, never followed: counts
  * are checked against the bytes stored, indexes against their tables. A schema 1 file (no
  * checksums) is read in a forked child first, so a crash or hang of libhdf5 on it becomes
- * an error: call it from a single-threaded process. Returns 0, or -1 with one line in
+ * an error, and is opened in the caller only when that child read it whole: call it from
+ * a single-threaded process. Returns 0, or -1 with one line in
  * err. */
 int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
 	    int load_samples, char *err, size_t errlen);

@@ -721,21 +721,28 @@ int h5_read_hosts(const char *path, struct sb_host *host, struct sb_run **runs, 
 	if (hosts)
 		memset(hosts, 0, sizeof(*hosts));
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	rd.file = open_path(&rd);
-	if (rd.file < 0)
+	/* A file without checksums (schema 1) is not opened here before a child read it
+	 * whole (trial_read); one with them is, and is tried too if it is schema 1. */
+	int unchecked = unchecked_file(&rd);
+	if (unchecked < 0)
 		return -1;
-	if (check_schema(&rd) < 0) {
-		close_id(&rd.file);
-		return -1;
-	}
-	if (rd.version < 2) {
-		close_id(&rd.file);
-		if (trial_read(&rd, load_samples) < 0)
-			return -1;
+	if (!unchecked) {
 		rd.file = open_path(&rd);
 		if (rd.file < 0)
 			return -1;
+		if (check_schema(&rd) < 0) {
+			close_id(&rd.file);
+			return -1;
+		}
+		if (rd.version >= 2)
+			return read_file(&rd, host, runs, nruns, load_samples);
+		close_id(&rd.file);
 	}
+	if (trial_read(&rd, load_samples) < 0)
+		return -1;
+	rd.file = open_path(&rd);
+	if (rd.file < 0)
+		return -1;
 	return read_file(&rd, host, runs, nruns, load_samples);
 }
 

@@ -14,8 +14,11 @@ int fp_validate(uintptr_t fp, const struct sb_stack_bounds *b)
 
 /* Not instrumented: a frame pointer from code built without one (libc) may point anywhere
  * in the validated stack, including AddressSanitizer's redzones between another frame's
- * locals; reading there is the walker's job, not a bug. */
-__attribute__((no_sanitize("address")))
+ * locals; reading there is the walker's job, not a bug. A peek (thread_ctl.h) walks a
+ * blocked thread's stack without stopping it: that thread may wake and write the words
+ * read here meanwhile, a race the walk accepts (each record is validated before the next
+ * read, a torn chain ends the walk), so ThreadSanitizer does not instrument it either. */
+__attribute__((no_sanitize("address", "thread")))
 static int read_direct(uintptr_t addr, uintptr_t out[2])
 {
 	const volatile uintptr_t *p = (const volatile uintptr_t *)addr;

@@ -23,6 +23,17 @@
 #include "sampler/sampler.h"
 #include "sampler/threads.h"
 
+/* On Linux the Mach double stops a thread with a signal and reads the context its handler
+ * gets. ThreadSanitizer defers that handler to the thread's next interceptor and hands it
+ * the context saved when the signal arrived, whose stack has moved on: in a
+ * SANITIZE=thread build of the double the walked stacks mean nothing, and the leaf check
+ * is left out (the counts are still checked). */
+#if defined(__linux__) && defined(__SANITIZE_THREAD__)
+#define STOP_STACKS_DEFERRED 1
+#else
+#define STOP_STACKS_DEFERRED 0
+#endif
+
 #define NTHREADS 2
 /* 0.8 s at 200 Hz: ~160 samples per thread, >= 10 wanted. On the Mach double (Linux)
  * each stop waits for the target to be scheduled, one thread at a time: with the VM
@@ -155,7 +166,7 @@ static int run_one(const char *name)
 	for (int i = 0; i < NTHREADS; i++)
 		CHECK(per_slot[i] >= 10, "%s: slot %d has %zu samples, want >= 10", name, i,
 		      per_slot[i]);
-	CHECK(in_leaf * 10 >= (per_slot[0] + per_slot[1]) * 9,
+	CHECK(STOP_STACKS_DEFERRED || in_leaf * 10 >= (per_slot[0] + per_slot[1]) * 9,
 	      "%s: %zu of %zu slot samples reach spin_leaf, want >= 90%%", name, in_leaf,
 	      per_slot[0] + per_slot[1]);
 	CHECK(suspended_threads() == 0, "%s: a thread was left suspended", name);

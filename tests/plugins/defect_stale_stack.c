@@ -6,17 +6,23 @@
 		     SAMPBENCH_CAP_SUSPEND_WINDOW | SAMPBENCH_CAP_TICK_DRIVEN
 #include "tests/plugins/defect_base.h"
 
+/* Racy by design (any stack but its own, possibly torn), but word by word through relaxed
+ * atomics: a data race would be undefined behaviour, and a report that fails the run in
+ * a SANITIZE=thread build (whose memcpy is ThreadSanitizer's). */
 static int defect_edit(struct sampbench_sample *s, uint64_t *pcs, uint64_t seq)
 {
-	static uint64_t last[MAX_FRAMES];
+	static _Atomic uint64_t last[MAX_FRAMES];
 	static _Atomic uint32_t last_depth;
 	uint64_t mine[MAX_FRAMES];
 	uint32_t d = s->depth, ld = atomic_load(&last_depth);
 
 	(void)seq;
-	memcpy(mine, pcs, d * sizeof(*pcs));
-	memcpy(pcs, last, ld * sizeof(*pcs)); /* racy by design: any stack but its own */
-	memcpy(last, mine, d * sizeof(*pcs));
+	for (uint32_t i = 0; i < d; i++)
+		mine[i] = pcs[i];
+	for (uint32_t i = 0; i < ld; i++)
+		pcs[i] = atomic_load_explicit(&last[i], memory_order_relaxed);
+	for (uint32_t i = 0; i < d; i++)
+		atomic_store_explicit(&last[i], mine[i], memory_order_relaxed);
 	atomic_store(&last_depth, d);
 	s->depth = ld;
 	return ld > 0;
