@@ -84,7 +84,11 @@ double pause_observed_window(const struct sb_run *r, const struct sb_sample *s)
 {
 	const struct sb_gap_row *g;
 
-	if (!(s->suspend_window_ns > 0) || s->thread_index < 0 || (s->flags & SB_SAMPLE_PEEKED))
+	/* Not judged: a peek stopped nobody, and a deferred sample's thread was off the CPU
+	 * at the tick already (the gap its time falls in is the scheduler's: 16 ms once,
+	 * mach-idle on mixed with other processes) and was held only by its own handler. */
+	if (!(s->suspend_window_ns > 0) || s->thread_index < 0 ||
+	    (s->flags & (SB_SAMPLE_PEEKED | SB_SAMPLE_DEFERRED)))
 		return NAN;
 	int k = pause_covering(r, s->thread_index, s->time_ns, &g);
 	return k < 0 ? NAN : k ? (double)g->pause_ns : 0;

@@ -128,9 +128,16 @@ static void check_run(const struct sb_run *r, double tvd_max)
 			attributed++;
 		}
 	}
-	/* the rest are workload threads in pthread_barrier_wait, a PC no slot owns */
+	/* the rest are workload threads in pthread_barrier_wait, a PC no slot owns.
+	 * ThreadSanitizer delivers a signal at the thread's next interceptor, not where the
+	 * timer fired, so more of them land in the barrier (gperftools-pt: 0.83). */
 	double frac = (double)attributed / (double)r->nsamples;
-	if (frac < 0.9)
+#ifdef __SANITIZE_THREAD__
+	const double min_frac = 0.7;
+#else
+	const double min_frac = 0.9;
+#endif
+	if (frac < min_frac)
 		fail_msg("%s: only %.2f of the samples were attributed to a thread", r->sampler,
 			 frac);
 
