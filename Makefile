@@ -93,7 +93,7 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 # What every test program links besides the library: running the binary, held runs, runs
 # compared value by value.
 TEST_SUPPORT := $(BUILD)/tests/support/sbrun.o $(BUILD)/tests/support/live_run.o \
-                $(BUILD)/tests/support/runcmp.o
+                $(BUILD)/tests/support/runcmp.o $(BUILD)/tests/support/runfile.o
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(LIB)
 	$(call msg,LD,$@)

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "tests/support/runcmp.h"
+#include "tests/support/runfile.h"
 #include "tests/support/sbrun.h"
 
 #include "results/h5io.h"
@@ -54,154 +55,57 @@ static char *path(const char *name)
 	return p;
 }
 
-struct file {
-	struct sb_run *runs;
-	size_t n;
-	struct h5_run_hosts hosts; /* load_all() only */
-};
-
-static void load(const char *p, struct file *f)
-{
-	char err[512];
-	memset(f, 0, sizeof(*f));
-	if (h5_read(p, NULL, &f->runs, &f->n, 0, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-}
-
-/* load() with the samples and each run's host. */
-static void load_all(const char *p, struct file *f)
-{
-	char err[512];
-	memset(f, 0, sizeof(*f));
-	if (h5_read_hosts(p, NULL, &f->runs, &f->n, 1, &f->hosts, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-}
-
-static void unload(struct file *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		run_free(&f->runs[i]);
-	free(f->runs);
-	h5_run_hosts_free(&f->hosts);
-	memset(f, 0, sizeof(*f));
-}
-
-/* The run of f with id, or NULL. */
-static const struct sb_run *by_id(const struct file *f, int64_t id)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (f->runs[i].run_id == id)
-			return &f->runs[i];
-	return NULL;
-}
-
-static const struct sb_host *host_of(const struct file *f, const struct sb_run *r)
-{
-	return &f->hosts.v[f->hosts.of_run[r - f->runs]];
-}
-
-/* Run x of file a and run y of file b (both from load_all) hold the same values: samples,
- * frames, metrics, thread rows, stats, pause tables and the host facts they ran with.
- * Returns 0, or -1 with the first difference in why. */
-static int same_run(const struct file *a, const struct sb_run *x, const struct file *b,
-		    const struct sb_run *y, unsigned flags, char *why, size_t len)
-{
-	if (runcmp(x, y, flags, why, len) != 0)
-		return -1;
-	char hw[200];
-	if (hostcmp(host_of(a, x), host_of(b, y), hw, sizeof(hw)) != 0) {
-		snprintf(why, len, "host: %s", hw);
-		return -1;
-	}
-	return 0;
-}
-
-static void assert_same_run(const struct file *a, const struct sb_run *x, const struct file *b,
-			    const struct sb_run *y, unsigned flags)
-{
-	char why[300];
-	if (same_run(a, x, b, y, flags, why, sizeof(why)) != 0)
-		fail_msg("run %lld (%s rep %d) differs: %s", (long long)x->run_id, x->sampler,
-			 x->repetition, why);
-}
-
-/* No two runs of f share a run id, nor a cell and repetition. */
-static void assert_distinct(const struct file *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		assert_ptr_equal(by_id(f, f->runs[i].run_id), &f->runs[i]);
-		assert_ptr_equal(runcmp_find(&f->runs[i], f->runs, f->n), &f->runs[i]);
-	}
-}
-
-/* The same set of runs: the same run ids, each with the same cell (sampler, workload,
- * threads, hz) and repetition, none twice, every one ok. */
-static void assert_same_runs(const struct file *a, const struct file *b)
-{
-	assert_int_equal(a->n, b->n);
-	assert_distinct(a);
-	assert_distinct(b);
-	for (size_t i = 0; i < a->n; i++) {
-		const struct sb_run *x = &a->runs[i];
-		const struct sb_run *y = by_id(b, x->run_id);
-		if (!y || runcmp_find(x, b->runs, b->n) != y)
-			fail_msg("run %lld (%s rep %d) is not in the other file", (long long)x->run_id,
-				 x->sampler, x->repetition);
-		assert_int_equal(x->status, SB_RUN_OK);
-		assert_int_equal(y->status, SB_RUN_OK);
-	}
-}
 
 /* Merged file m of shards s1 and s2: every run of each shard is in m under its run id with
  * the values the shard holds (a `none` run that both shards ran: one of the two copies),
  * and m has no other run. */
 static void assert_merged_holds_the_shards(const char *m, const char *s1, const char *s2)
 {
-	struct file merged, shard[2];
+	struct rf_file merged, shard[2];
 	char why[2][300];
 	size_t ids = 0;
 
-	load_all(m, &merged);
-	load_all(s1, &shard[0]);
-	load_all(s2, &shard[1]);
-	assert_distinct(&merged);
+	rf_load_all(m, &merged);
+	rf_load_all(s1, &shard[0]);
+	rf_load_all(s2, &shard[1]);
+	rf_assert_distinct(&merged);
 	assert_true(shard[0].n > 0 && shard[1].n > 0);
 	for (int k = 0; k < 2; k++) {
-		const struct file *s = &shard[k], *other = &shard[1 - k];
+		const struct rf_file *s = &shard[k], *other = &shard[1 - k];
 		for (size_t i = 0; i < s->n; i++) {
-			const struct sb_run *x = &s->runs[i], *y = by_id(&merged, x->run_id);
-			const struct sb_run *twin = by_id(other, x->run_id);
+			const struct sb_run *x = &s->runs[i], *y = rf_by_id(&merged, x->run_id);
+			const struct sb_run *twin = rf_by_id(other, x->run_id);
 			if (!y)
 				fail_msg("run %lld of shard %d is not in the merged file",
 					 (long long)x->run_id, k + 1);
 			if (twin && strcmp(x->sampler, "none"))
 				fail_msg("run %lld (%s) is in both shards", (long long)x->run_id,
 					 x->sampler);
-			if (same_run(s, x, &merged, y, 0, why[0], sizeof(why[0])) == 0)
+			if (rf_same_run(s, x, &merged, y, 0, why[0], sizeof(why[0])) == 0)
 				continue;
 			if (!twin)
 				fail_msg("run %lld (%s rep %d) of shard %d differs in the merged file: "
 					 "%s", (long long)x->run_id, x->sampler, x->repetition, k + 1,
 					 why[0]);
-			if (same_run(other, twin, &merged, y, 0, why[1], sizeof(why[1])) != 0)
+			if (rf_same_run(other, twin, &merged, y, 0, why[1], sizeof(why[1])) != 0)
 				fail_msg("run %lld (%s rep %d) of both shards differs in the merged "
 					 "file: %s (shard %d), %s (shard %d)", (long long)x->run_id,
 					 x->sampler, x->repetition, why[0], k + 1, why[1], 2 - k);
 		}
 		for (size_t i = 0; i < s->n; i++)
-			ids += k == 0 || !by_id(&shard[0], s->runs[i].run_id);
+			ids += k == 0 || !rf_by_id(&shard[0], s->runs[i].run_id);
 	}
 	/* every merged run came from a shard: as many as the shards' distinct ids */
 	assert_int_equal(merged.n, ids);
-	unload(&merged);
-	unload(&shard[0]);
-	unload(&shard[1]);
+	rf_unload(&merged);
+	rf_unload(&shard[0]);
+	rf_unload(&shard[1]);
 }
 
 static void test_shards_merge_to_the_unsharded_bench(void **state)
 {
 	(void)state;
-	struct file whole, merged;
+	struct rf_file whole, merged;
 
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole.h5"))), 0);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--shard", "1/2", "-o",
@@ -209,12 +113,12 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--shard", "2/2", "-o",
 				  path("s2.h5"))), 0);
 	assert_int_equal(run(ARGS("merge", path("m.h5"), path("s2.h5"), path("s1.h5"))), 0);
-	load(path("whole.h5"), &whole);
-	load(path("m.h5"), &merged);
+	rf_load(path("whole.h5"), &whole);
+	rf_load(path("m.h5"), &merged);
 	assert_int_equal(whole.n, 6);
-	assert_same_runs(&whole, &merged);
-	unload(&whole);
-	unload(&merged);
+	rf_assert_same_runs(&whole, &merged);
+	rf_unload(&whole);
+	rf_unload(&merged);
 	assert_merged_holds_the_shards(path("m.h5"), path("s1.h5"), path("s2.h5"));
 
 	/* refused: a shard twice, a shard with a whole bench, an existing output */
@@ -225,7 +129,7 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	/* two whole benches: runs renumbered, repetitions continued */
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "-o", path("whole2.h5"))), 0);
 	assert_int_equal(run(ARGS("merge", path("w.h5"), path("whole.h5"), path("whole2.h5"))), 0);
-	load_all(path("w.h5"), &merged);
+	rf_load_all(path("w.h5"), &merged);
 	assert_int_equal(merged.n, 12);
 	int max_rep = 0;
 	for (size_t i = 0; i < merged.n; i++) {
@@ -235,19 +139,19 @@ static void test_shards_merge_to_the_unsharded_bench(void **state)
 	}
 	assert_int_equal(max_rep, 3);
 	/* the first file's runs, then the second's, each as its file holds it */
-	struct file w1, w2;
-	load_all(path("whole.h5"), &w1);
-	load_all(path("whole2.h5"), &w2);
+	struct rf_file w1, w2;
+	rf_load_all(path("whole.h5"), &w1);
+	rf_load_all(path("whole2.h5"), &w2);
 	assert_int_equal(w1.n + w2.n, merged.n);
 	for (size_t i = 0; i < merged.n; i++) {
-		const struct file *in = i < w1.n ? &w1 : &w2;
+		const struct rf_file *in = i < w1.n ? &w1 : &w2;
 		const struct sb_run *x = &in->runs[i < w1.n ? i : i - w1.n];
 		assert_int_equal(merged.runs[i].repetition, x->repetition + (i < w1.n ? 0 : 2));
-		assert_same_run(in, x, &merged, &merged.runs[i], RUNCMP_NO_ID);
+		rf_assert_same_run(in, x, &merged, &merged.runs[i], RUNCMP_NO_ID);
 	}
-	unload(&w1);
-	unload(&w2);
-	unload(&merged);
+	rf_unload(&w1);
+	rf_unload(&w2);
+	rf_unload(&merged);
 }
 
 /* Runs bin with args, stdout into out. Returns the exit status. */
@@ -260,16 +164,16 @@ static int run_out(char *out, size_t len, const char *const *args)
 static void test_history_table_and_plot(void **state)
 {
 	(void)state;
-	struct file w;
+	struct rf_file w;
 	char out[8192], want[64];
 	double v[8];
 	size_t k = 0;
 
-	load(path("whole2.h5"), &w);
+	rf_load(path("whole2.h5"), &w);
 	for (size_t i = 0; i < w.n; i++)
 		if (!strcmp(w.runs[i].sampler, "ctimer"))
 			v[k++] = w.runs[i].metrics.rate_accuracy;
-	unload(&w);
+	rf_unload(&w);
 	assert_int_equal(k, 2);
 	snprintf(want, sizeof(want), " %.4g!", (v[0] + v[1]) / 2);
 	FILE *g = fopen(path("whole2.gate.json"), "w");
@@ -319,14 +223,14 @@ static unsigned char *slurp(const char *p, size_t *len)
 /* Files a and b hold the same runs with the same contents and hosts. */
 static void assert_same_file(const char *a, const char *b)
 {
-	struct file x, y;
-	load_all(a, &x);
-	load_all(b, &y);
+	struct rf_file x, y;
+	rf_load_all(a, &x);
+	rf_load_all(b, &y);
 	assert_int_equal(x.n, y.n);
 	for (size_t i = 0; i < x.n; i++)
-		assert_same_run(&x, &x.runs[i], &y, &y.runs[i], 0);
-	unload(&x);
-	unload(&y);
+		rf_assert_same_run(&x, &x.runs[i], &y, &y.runs[i], 0);
+	rf_unload(&x);
+	rf_unload(&y);
 }
 
 /* `baseline --to B FILE` refused: exit 2, one line on stderr, B and B's .prev.h5 left
@@ -450,7 +354,7 @@ struct col {
 	double scale;
 };
 
-static void assert_show_table(const char *out, const struct file *f, const struct col *cols,
+static void assert_show_table(const char *out, const struct rf_file *f, const struct col *cols,
 			      int ncols)
 {
 	static const char *fixed[] = { "id", "sampler", "workload", "threads", "hz", "rep",
@@ -474,7 +378,7 @@ static void assert_show_table(const char *out, const struct file *f, const struc
 			continue;
 		}
 		assert_int_equal(n, 8 + ncols);
-		const struct sb_run *r = by_id(f, strtoll(tok[0], NULL, 10));
+		const struct sb_run *r = rf_by_id(f, strtoll(tok[0], NULL, 10));
 		if (!r)
 			fail_msg("show prints run %s, not in the file", tok[0]);
 		assert_string_equal(tok[1], r->sampler);
@@ -517,14 +421,14 @@ static void test_show_columns(void **state)
 		{ "expected_samples", "expected_samples", 1 },
 	};
 	static char out[65536];
-	struct file f;
+	struct rf_file f;
 	struct sb_host host;
 	char err[512], want[512];
 
 	memset(&f, 0, sizeof(f));
 	if (h5_read(path("whole.h5"), &host, &f.runs, &f.n, 0, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_distinct(&f);
+	rf_assert_distinct(&f);
 	assert_int_equal(run_out(out, sizeof(out), ARGS("show", path("whole.h5"))), 0);
 	snprintf(want, sizeof(want), "host %s, kernel %s, %d cpus, ", host.host, host.kernel,
 		 host.nproc);
@@ -537,7 +441,7 @@ static void test_show_columns(void **state)
 							"overhead,pause_p99_ns,expected_samples",
 							path("whole.h5"))), 0);
 	assert_show_table(out, &f, picked, 3);
-	unload(&f);
+	rf_unload(&f);
 }
 
 /* top: for each run with samples, every leaf counted once under its symbol from the run's
@@ -546,10 +450,10 @@ static void test_top_rows(void **state)
 {
 	(void)state;
 	static char out[65536];
-	struct file f;
+	struct rf_file f;
 	size_t checked = 0;
 
-	load_all(path("whole.h5"), &f);
+	rf_load_all(path("whole.h5"), &f);
 	for (size_t i = 0; i < f.n; i++) {
 		const struct sb_run *r = &f.runs[i];
 		char id[24], want[256];
@@ -651,26 +555,26 @@ static void test_top_rows(void **state)
 		checked++;
 	}
 	assert_true(checked >= 2);
-	unload(&f);
+	rf_unload(&f);
 }
 
 /* --sampler A,B: per repetition none, A, B, numbered in that order. */
 static void test_sampler_pair(void **state)
 {
 	(void)state;
-	struct file f;
+	struct rf_file f;
 	static const char *want[] = { "none", "ctimer", "itimer" };
 
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer,itimer",
 				  "-o", path("pair.h5"))), 0);
-	load(path("pair.h5"), &f);
+	rf_load(path("pair.h5"), &f);
 	assert_int_equal(f.n, 6);
 	for (size_t i = 0; i < f.n; i++) {
 		assert_int_equal(f.runs[i].run_id, (int64_t)i);
 		assert_string_equal(f.runs[i].sampler, want[i % 3]);
 		assert_int_equal(f.runs[i].repetition, (int)(i / 3));
 	}
-	unload(&f);
+	rf_unload(&f);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer", "-o",
 				  path("pair2.h5"))), 2);
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "t", "--sampler", "ctimer,itimer",

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "tests/support/runcmp.h"
+#include "tests/support/runfile.h"
 #include "tests/support/sbrun.h"
 
 #include "results/h5io.h"
@@ -55,103 +56,6 @@ static char *path(const char *name)
 	return p;
 }
 
-struct file {
-	struct sb_run *runs;
-	size_t n;
-	struct h5_run_hosts hosts; /* load_all() only */
-};
-
-static void load(const char *p, struct file *f)
-{
-	char err[512];
-	memset(f, 0, sizeof(*f));
-	if (h5_read(p, NULL, &f->runs, &f->n, 0, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-}
-
-/* load() with the samples and each run's host. */
-static void load_all(const char *p, struct file *f)
-{
-	char err[512];
-	memset(f, 0, sizeof(*f));
-	if (h5_read_hosts(p, NULL, &f->runs, &f->n, 1, &f->hosts, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-}
-
-static void unload(struct file *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		run_free(&f->runs[i]);
-	free(f->runs);
-	h5_run_hosts_free(&f->hosts);
-	memset(f, 0, sizeof(*f));
-}
-
-/* The run of f with id, or NULL. */
-static const struct sb_run *by_id(const struct file *f, int64_t id)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (f->runs[i].run_id == id)
-			return &f->runs[i];
-	return NULL;
-}
-
-static const struct sb_host *host_of(const struct file *f, const struct sb_run *r)
-{
-	return &f->hosts.v[f->hosts.of_run[r - f->runs]];
-}
-
-/* Run x of file a and run y of file b (both from load_all) hold the same values: samples,
- * frames, metrics, thread rows, stats, pause tables and the host facts they ran with.
- * Returns 0, or -1 with the first difference in why. */
-static int same_run(const struct file *a, const struct sb_run *x, const struct file *b,
-		    const struct sb_run *y, unsigned flags, char *why, size_t len)
-{
-	if (runcmp(x, y, flags, why, len) != 0)
-		return -1;
-	char hw[200];
-	if (hostcmp(host_of(a, x), host_of(b, y), hw, sizeof(hw)) != 0) {
-		snprintf(why, len, "host: %s", hw);
-		return -1;
-	}
-	return 0;
-}
-
-static void assert_same_run(const struct file *a, const struct sb_run *x, const struct file *b,
-			    const struct sb_run *y, unsigned flags)
-{
-	char why[300];
-	if (same_run(a, x, b, y, flags, why, sizeof(why)) != 0)
-		fail_msg("run %lld (%s rep %d) differs: %s", (long long)x->run_id, x->sampler,
-			 x->repetition, why);
-}
-
-/* No two runs of f share a run id, nor a cell and repetition. */
-static void assert_distinct(const struct file *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		assert_ptr_equal(by_id(f, f->runs[i].run_id), &f->runs[i]);
-		assert_ptr_equal(runcmp_find(&f->runs[i], f->runs, f->n), &f->runs[i]);
-	}
-}
-
-/* The same set of runs: the same run ids, each with the same cell (sampler, workload,
- * threads, hz) and repetition, none twice, every one ok. */
-static void assert_same_runs(const struct file *a, const struct file *b)
-{
-	assert_int_equal(a->n, b->n);
-	assert_distinct(a);
-	assert_distinct(b);
-	for (size_t i = 0; i < a->n; i++) {
-		const struct sb_run *x = &a->runs[i];
-		const struct sb_run *y = by_id(b, x->run_id);
-		if (!y || runcmp_find(x, b->runs, b->n) != y)
-			fail_msg("run %lld (%s rep %d) is not in the other file", (long long)x->run_id,
-				 x->sampler, x->repetition);
-		assert_int_equal(x->status, SB_RUN_OK);
-		assert_int_equal(y->status, SB_RUN_OK);
-	}
-}
 
 /* Copies file src to dst. */
 static void copy(const char *src, const char *dst)
@@ -171,7 +75,7 @@ static void copy(const char *src, const char *dst)
 static void test_killed_bench_resumes(void **state)
 {
 	(void)state;
-	struct file whole, resumed, before;
+	struct rf_file whole, resumed, before;
 	char tmp[700], kept[700];
 
 	/* copies: path() reuses its 8 buffers, and the attempts below call it 3 times each */
@@ -211,7 +115,7 @@ static void test_killed_bench_resumes(void **state)
 			 * or there is nothing to compare (all of them: killed in its last
 			 * calibration, on a loaded host) */
 			copy(tmp, kept);
-			load_all(kept, &before);
+			rf_load_all(kept, &before);
 			size_t sampled = 0;
 			for (size_t i = 0; i < before.n; i++)
 				sampled += before.runs[i].nsamples > 0;
@@ -221,7 +125,7 @@ static void test_killed_bench_resumes(void **state)
 			}
 			print_message("attempt %d after %.2f s: %zu runs, none with samples\n",
 				      attempt, delay, before.n);
-			unload(&before);
+			rf_unload(&before);
 		} else {
 			print_message("attempt %d after %.2f s: %s", attempt, delay,
 				      done ? "renamed into place\n" : why);
@@ -235,20 +139,20 @@ static void test_killed_bench_resumes(void **state)
 	assert_int_equal(run(ARGS("bench", "-m", matrix, "--resume", tmp)), 0);
 	assert_int_not_equal(access(tmp, F_OK), 0);
 	/* the runs of an uninterrupted bench, each once */
-	load(path("whole3.h5"), &whole);
-	load_all(path("k.h5"), &resumed);
-	assert_same_runs(&whole, &resumed);
+	rf_load(path("whole3.h5"), &whole);
+	rf_load_all(path("k.h5"), &resumed);
+	rf_assert_same_runs(&whole, &resumed);
 	/* the runs finished before the kill kept as they were, not run again: samples, metrics,
 	 * thread rows and the host facts they were measured against equal */
 	for (size_t i = 0; i < before.n; i++) {
-		const struct sb_run *x = &before.runs[i], *y = by_id(&resumed, x->run_id);
+		const struct sb_run *x = &before.runs[i], *y = rf_by_id(&resumed, x->run_id);
 		assert_non_null(y);
-		assert_same_run(&before, x, &resumed, y, 0);
+		rf_assert_same_run(&before, x, &resumed, y, 0);
 	}
 	print_message("%zu of %zu runs kept from the killed bench\n", before.n, resumed.n);
-	unload(&before);
-	unload(&whole);
-	unload(&resumed);
+	rf_unload(&before);
+	rf_unload(&whole);
+	rf_unload(&resumed);
 }
 
 int main(void)
