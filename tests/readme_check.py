@@ -59,7 +59,16 @@ def main(argv):
             os.symlink(os.path.join(repo, e), os.path.join(scratch, e))
     os.symlink(build, os.path.join(scratch, "build"))
     failed = 0
+    skipped = 0
     for c in cmds:
+        # A sanitizer build cannot take a library preloaded before its runtime: the
+        # gperftools-cpuprofile recipe preloads libprofiler into the target (ASan refuses
+        # with "ASan runtime does not come first"). Said and counted, never a pass.
+        if "address" in os.environ.get("SANITIZE", "") and "gperftools-cpuprofile" in c["text"]:
+            print(f"readme: skipped: $ {c['text'].splitlines()[0]}: its recipe preloads "
+                  "libprofiler into an AddressSanitizer build, which ASan refuses")
+            skipped += 1
+            continue
         m = re.search(r"#\s*exits (\d+)", c["text"])
         want = int(m.group(1)) if m else 0
         r = subprocess.run(["sh", "-c", c["text"]], cwd=scratch, capture_output=True, text=True,
@@ -77,7 +86,7 @@ def main(argv):
             else:
                 print(f"  the README's first output line is not in the output:\n    {first}")
             print("  output:\n" + "\n".join("    " + g for g in got[:20]))
-    print(f"readme: {len(cmds) - failed} passed, {failed} failed")
+    print(f"readme: {len(cmds) - failed - skipped} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 
