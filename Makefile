@@ -281,7 +281,7 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -o $@ $<
 
-$(BUILD)/tests/progs/%: tests/progs/%.c
+$(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/burn.h
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -o $@ $< -lm

@@ -42,6 +42,14 @@ static int run(char *out, size_t outlen, char *err, size_t errlen, const char *c
 	return sbrun(bin, args, out, outlen, err, errlen);
 }
 
+/* Runs sampbench with args and requires exit status 0, showing its stderr otherwise. */
+static void exec_ok(char *out, size_t outlen, char *err, size_t errlen, const char *const *args)
+{
+	int rc = run(out, outlen, err, errlen, args);
+	if (rc != 0)
+		fprintf(stderr, "%s", err);
+	assert_int_equal(rc, 0);
+}
 
 static void read_runs(const char *path, struct sb_run **runs, size_t *n)
 {
@@ -113,11 +121,8 @@ static void test_spin_mach_ctimer_perf(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/spin.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", spin, "3", "0.4"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", spin, "3", "0.4"));
 	/* once per sampler, and nothing else */
 	assert_string_equal(out, "spin: 3 threads done\nspin: 3 threads done\nspin: 3 threads done\n");
 	assert_non_null(strstr(err, "magn_err")); /* the table goes to stderr */
@@ -184,11 +189,8 @@ static void test_plugin_under_exec(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/plugin.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", plugin, "-o", h5, "--", spin, "2", "0.3"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", plugin, "-o", h5, "--", spin, "2", "0.3"));
 	struct sb_run *runs;
 	size_t n;
 	read_runs(h5, &runs, &n);
@@ -239,12 +241,9 @@ static void test_xz(void **state)
 	snprintf(h5, sizeof(h5), "%s/xz.h5", tmpdir);
 	assert_int_equal(make_input(in), 0);
 	static char out[1 << 16]; /* the start of the program's stdout is enough */
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", "xz", "-T2",
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", "xz", "-T2",
 			  "-1", "-c", in));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
 	/* stdout holds the program's .xz streams, passed through untouched: the magic */
 	assert_memory_equal(out, "\xfd" "7zXZ\0", 6);
 	struct sb_run *runs;
@@ -333,11 +332,8 @@ static void test_exec_through_wrapper(void **state)
 	char out[4096], err[16384], h5[700], cmd[700];
 	snprintf(h5, sizeof(h5), "%s/wrap.h5", tmpdir);
 	snprintf(cmd, sizeof(cmd), "exec %s 2 0.3", spin);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", "sh", "-c", cmd));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", "sh", "-c", cmd));
 	assert_string_equal(out, "spin: 2 threads done\nspin: 2 threads done\n");
 	struct sb_run *runs;
 	size_t n;
@@ -355,12 +351,9 @@ static void test_many_threads_truth(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/many.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", manythreads, "300",
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", manythreads, "300",
 			  "8", "2"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
 	assert_string_equal(out, "manythreads: 300 threads\nmanythreads: 300 threads\n");
 	struct sb_run *runs;
 	size_t n;
@@ -420,12 +413,9 @@ static void test_forked_children_excluded(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/fork.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "itimer,perf", "--hz", "250", "-o", h5, "--", forkburn,
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "itimer,perf", "--hz", "250", "-o", h5, "--", forkburn,
 			  "2", "100", "60"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
 	assert_non_null(strstr(err, "children excluded")); /* on the run's line */
 	struct sb_run *runs;
 	size_t n;
@@ -467,12 +457,9 @@ static void test_blocked_signals_libc(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/block.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "ctimer", "-o", h5, "--", blockprog, "libc", "2",
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "ctimer", "-o", h5, "--", blockprog, "libc", "2",
 			  "200"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
 	struct sb_run *runs;
 	size_t n;
 	read_runs(h5, &runs, &n);
@@ -502,12 +489,9 @@ static void test_blocked_signals_raw(void **state)
 	(void)state;
 	char out[4096], err[16384], h5[700];
 	snprintf(h5, sizeof(h5), "%s/blockraw.h5", tmpdir);
-	int rc = run(out, sizeof(out), err, sizeof(err),
-		     ARGS("exec", "--sampler", "ctimer,perf", "--hz", "250", "-o", h5, "--", blockprog,
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "ctimer,perf", "--hz", "250", "-o", h5, "--", blockprog,
 			  "raw", "2", "200"));
-	if (rc != 0)
-		fprintf(stderr, "%s", err);
-	assert_int_equal(rc, 0);
 	struct sb_run *runs;
 	size_t n;
 	read_runs(h5, &runs, &n);

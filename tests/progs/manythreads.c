@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/progs/burn.h"
+
 static double burn_s;
 
 struct worker {
@@ -22,26 +24,10 @@ struct worker {
 	atomic_int burned;
 };
 
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-__attribute__((noinline)) static void burn(void)
-{
-	volatile unsigned long x = 1;
-	double end = clock_s(CLOCK_THREAD_CPUTIME_ID) + burn_s;
-	while (clock_s(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-}
-
 static void *many_worker(void *p)
 {
 	struct worker *w = p;
-	burn();
+	burn(burn_s);
 	atomic_store(&w->burned, 1);
 	if (w->how == 1)
 		pthread_exit(NULL);

@@ -11,14 +11,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double life_s = 0.001;
+#include "tests/progs/burn.h"
 
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double life_s = 0.001;
 
 __attribute__((noinline)) static void *short_worker(void *arg)
 {

@@ -16,24 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/progs/burn.h"
+
 static double burn_s;
 static int raw;
-
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-__attribute__((noinline)) static void burn(double s)
-{
-	volatile unsigned long x = 1;
-	double end = clock_s(CLOCK_THREAD_CPUTIME_ID) + s;
-	while (clock_s(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-}
 
 static void *blocked_worker(void *p)
 {
