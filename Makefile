@@ -1,7 +1,7 @@
 # sampbench - build out of tree into build/. Quiet by default; `make V=1` prints commands.
 #   make            build build/sampbench
-#   make check      unit + integration tests (SANITIZE=address,undefined passes; SANITIZE=thread
-#                   builds and runs, but is not yet green here, so CI does not run it)
+#   make check      unit + integration tests (SANITIZE=address,undefined and SANITIZE=thread
+#                   pass too, each in its own BUILD=dir; .ci/run runs both)
 #   make bench      the default benchmark matrix, results/runs/<UTC>.h5
 #   make deps       install missing Debian packages (root) or print the command
 
