@@ -42,6 +42,12 @@
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
 #define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */
+/* A batch tick is held open at most this long after its requests: then the parked threads
+ * are released and those still on their way are deferred (they take their own sample when
+ * they run). Without it a cascade through many threads that sleep and wake kept the first
+ * ones parked until the last parked: `syscall` and `mixed` at 32 threads, window p99
+ * 256-586 us against 170-219 us with it (docs/mach.md, "Many threads"). */
+#define MACH_BATCH_OPEN_NS 100000ull
 /* When parked threads are resumed. Early: right after each one's walk, so each is stopped
  * only for its own stop and walk. Batch: once every target of the tick parked or timed
  * out, because a thread resumed early takes a CPU that a target still has to run on to
@@ -165,6 +171,7 @@ static struct {
 	int release_mode;           /* MACH_RELEASE_*: when parked threads are resumed */
 	int peek;                   /* sample threads blocked in a system call without a signal */
 	int defer;                  /* defer targets that do not park in time (tc_defer) */
+	uint64_t batch_open_ns;     /* MACH_BATCH_OPEN_NS, or SB_MACH_BATCH_OPEN_US; 0: no limit */
 	int ncpu;                   /* online CPUs, for MACH_RELEASE_AUTO */
 	struct mach_tstate *ts;     /* REG_CAP */
 	uint64_t *stacks;           /* REG_CAP * max_depth */
@@ -699,6 +706,7 @@ static void tick(void)
 	 * spinning there would keep that target from running to park. */
 	int ndone = 0, nresumed = 0;
 	uint64_t progress_ns = sb_now_ns();
+	uint64_t close_ns = M.defer && M.batch_open_ns ? progress_ns + M.batch_open_ns : UINT64_MAX;
 	while (npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
@@ -750,6 +758,8 @@ static void tick(void)
 			if (last > progress_ns)
 				progress_ns = last;
 			uint64_t check = progress_ns + MACH_BATCH_STALL_NS;
+			if (check > close_ns)
+				check = close_ns;
 			if (now >= check) {
 				/* The rest wait for a CPU: defer them all (next pass) rather
 				 * than keep this tick open for them. */
@@ -864,6 +874,10 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	 * stalled batch keeps waiting for its stragglers (A/B measurements); default on. */
 	const char *defer = getenv("SB_MACH_DEFER");
 	M.defer = !(defer && !strcmp(defer, "0"));
+	/* SB_MACH_BATCH_OPEN_US=N holds a batch tick open at most N us (0: until the last
+	 * park or a stall, for A/B measurements); default MACH_BATCH_OPEN_NS. */
+	const char *open_us = getenv("SB_MACH_BATCH_OPEN_US");
+	M.batch_open_ns = open_us && *open_us ? strtoull(open_us, NULL, 10) * 1000 : MACH_BATCH_OPEN_NS;
 	/* SB_MACH_SPIN_NS=N overrides the spin budget (0: never spin; for A/B measurements). */
 	const char *spin = getenv("SB_MACH_SPIN_NS");
 	if (spin && *spin)
