@@ -1,5 +1,6 @@
-/* fuzz_import.c - libFuzzer target for one importer (analysis/import.h), chosen at build
- * time with -DFUZZ_FORMAT='"pprof"' (tests/fuzz/run.sh builds one binary per format).
+/* fuzz_import.c - libFuzzer target for one importer (analysis/import.h), chosen by the
+ * environment variable FUZZ_FORMAT (pprof, perf-script, folded, speedscope, firefox):
+ * tests/fuzz/run.sh builds the binary once and runs it once per format.
  * Whatever the bytes, import_buffer() must return 0 or -1 with one line, reading only
  * inside them and within its limits (-rss_limit_mb catches a bound that does not hold);
  * what it accepts must be a consistent run: every sample's frames inside the frame array,
@@ -10,9 +11,23 @@
 
 #include "analysis/import.h"
 
+static const struct import_format *fmt;
+
+/* The format named by FUZZ_FORMAT; aborts without one (no input is fuzzed as nothing). */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *name = getenv("FUZZ_FORMAT");
+
+	(void)argc;
+	(void)argv;
+	fmt = name ? import_format_find(name) : NULL;
+	if (!fmt)
+		abort();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct import_format *fmt = import_format_find(FUZZ_FORMAT);
 	struct sb_run r;
 	char err[256];
 

@@ -6,7 +6,7 @@
 #   h5          the results reader on in-memory HDF5 file images; tests/fuzz/corpus_h5
 #               (small real results files written by `sampbench run`)
 #   pprof perf_script folded speedscope firefox
-#               the importers (analysis/import.h), one binary each from fuzz_import.c;
+#               the importers (analysis/import.h), one binary (fuzz_import.c) run per format;
 #               tests/fuzz/corpus_import/FORMAT (sampbench's own exports of a small run,
 #               a real `perf script` excerpt, hand-made variants)
 # Prints one result line per target; exits non-zero on a crash or a build failure, 0 with
@@ -27,9 +27,11 @@ mkdir -p "$build" || exit 1
 HDF5_CFLAGS=$(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
 HDF5_LIBS=$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 rc_all=0
+built=" " # binaries built by this run, each once
 
 for t in $targets; do
-	defs=
+	bin=$build/fuzz_$t
+	fmt=
 	case $t in
 	cpuprofile)
 		srcs="tests/fuzz/fuzz_cpuprofile.c sampler/cpuprofile.c"
@@ -45,7 +47,8 @@ for t in $targets; do
 		corpus=tests/fuzz/corpus_h5
 		;;
 	pprof | perf_script | folded | speedscope | firefox)
-		# the importers and what they reach: the run record, protobuf, zlib, cJSON
+		# the importers and what they reach: the run record, protobuf, zlib, cJSON; one
+		# binary for the five, told its format by FUZZ_FORMAT
 		srcs="tests/fuzz/fuzz_import.c analysis/import.c analysis/import_pprof.c
 		      analysis/import_perf_script.c analysis/import_folded.c analysis/import_json.c
 		      analysis/import_speedscope.c analysis/import_firefox.c
@@ -55,23 +58,23 @@ for t in $targets; do
 		extra=
 		corpus=tests/fuzz/corpus_import/$t
 		fmt=$(echo "$t" | tr _ -)
-		defs="-DFUZZ_FORMAT=\"$fmt\""
+		bin=$build/fuzz_import
 		;;
 	*)
 		echo "fuzz: unknown target '$t'"
 		exit 2
 		;;
 	esac
-	bin=$build/fuzz_$t
 	log=$build/fuzz_$t.log
 	# shellcheck disable=SC2086 # word splitting of the lists is wanted
-	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $HDF5_CFLAGS ${defs:-} -o "$bin" \
+	if [ "$built" = "${built#* $bin }" ] && ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $HDF5_CFLAGS -o "$bin" \
 		$srcs $libs >"$log" 2>&1; then
 		echo "fuzz: $t: build failed (see $log)"
 		cat "$log" >&2
 		exit 1
 	fi
+	built="$built $bin "
 	work=$(mktemp -d "${TMPDIR:-/tmp}/sampbench-fuzz-XXXXXX") || exit 1
 	if [ -n "${FUZZ_RUNS:-}" ]; then
 		limit="-runs=$FUZZ_RUNS"
@@ -82,7 +85,7 @@ for t in $targets; do
 	# libhdf5 1.10 leaks on some of its own error paths (not ours): suppressed by library,
 	# so a leak from our code still fails; the target also checks no HDF5 object is left open
 	# shellcheck disable=SC2086
-	LSAN_OPTIONS=suppressions=tests/fuzz/lsan_hdf5.supp:print_suppressions=0 \
+	FUZZ_FORMAT=$fmt LSAN_OPTIONS=suppressions=tests/fuzz/lsan_hdf5.supp:print_suppressions=0 \
 	"$bin" "$limit" $extra -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$build/$t-" "$work" "$corpus" >"$log" 2>&1
 	rc=$?
