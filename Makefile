@@ -184,7 +184,7 @@ NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 check-build: $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
 check: deps
 	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC)) check-build
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=3 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=1 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 
 # The quick profile of ci/matrix judged by ci/budgets (docs/gate.md): a benchmark, not a
 # unit test, so not in make check; .ci/run runs it after make check. A sampler of the
@@ -198,7 +198,8 @@ gate-quick: deps $(BIN)
 	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 
 # libFuzzer runs of the cpu profile parser, the results reader and the importers
-# (~30 s each; skips without clang)
+# (~30 s each; skips without clang). make check runs them 1 s each (its corpus replayed and
+# a little more); .ci/run runs this.
 fuzz:
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
