@@ -319,6 +319,10 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		snprintf(b->floor_fact, sizeof(b->floor_fact), "%.47s", tok[i + 1] + 5);
 		i += 2;
 	}
+	if (i < n && !strcmp(tok[i], "calm")) {
+		b->calm = 1;
+		i++;
+	}
 	if (i < n && !strcmp(tok[i], "sign-test")) {
 		b->sign_test = 1;
 		i++;
@@ -331,8 +335,8 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 	}
 	if (i < n) {
 		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'sign-test', 'worst' or the end of the "
-				       "line, got '%s'", tok[i]);
+			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'worst' or the "
+				       "end of the line, got '%s'", tok[i]);
 		if (++i == n)
 			return cerr(p, "'if' needs a condition");
 		for (; i < n; i++) {

@@ -719,6 +719,38 @@ static void test_host_fact_and_floor_budgets(void **state)
 	gate_result_free(&res);
 }
 
+/* A `calm` budget is judged only where the cell's `none` runs show a calm host: a none run
+ * that lost 30 % of its time to other load makes it "not applicable", with the share; at
+ * 2 % it judges, and a 2 ms hold fails. */
+static void test_calm_budget_needs_a_calm_none(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	const char calm_rule[] =
+		"budget * suspend_window_p99_ns <= 3.0 * host.rendezvous_p99_ns calm\n";
+
+	assert_int_equal(gate_config_parse(calm_rule, "c", &ccfg, err, sizeof(err)), 0);
+	assert_true(ccfg.budgets[0].calm);
+	expect_config_error("budget * suspend_window_p99_ns <= 1ms calm calm\n", 1, "expected 'if'");
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_p99_ns", 30e3), 0);
+	add_cell(cur_runs, &ncur, "fault-slow", 2, 3, 1.0, 2.1e6);
+	for (int i = 0; i < 3; i++)
+		add_run(cur_runs, &ncur, "none", "skewed", 2, 100, i)->metrics.pause_fraction =
+			i == 1 ? 0.3 : 0.02;
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "fault-slow", "suspend_window_p99_ns", 1);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "host was busy in this cell (a none run lost 30.0%"));
+	gate_result_free(&res);
+
+	cur_runs[ncur - 2].metrics.pause_fraction = 0.02;
+	eval_cfg(&ccfg, &res);
+	k = find_budget_line(&res, "fault-slow", "suspend_window_p99_ns", 1);
+	assert_int_equal(k->state, GATE_FAIL);
+	assert_int_equal(res.failed, 1);
+	gate_result_free(&res);
+}
+
 /* Deterministic uniform in [0, 1). */
 static double urand(uint64_t *x)
 {
@@ -1153,6 +1185,7 @@ int main(void)
 		cmocka_unit_test_setup(test_nan_claimed_fails_unclaimed_not_measured, setup),
 		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
 		cmocka_unit_test_setup(test_host_fact_and_floor_budgets, setup),
+		cmocka_unit_test_setup(test_calm_budget_needs_a_calm_none, setup),
 		cmocka_unit_test_setup(test_pooled_quantile_budget, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
