@@ -170,12 +170,14 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
 # run two at a time, longest first; every other test, new ones included, runs alone. The
 # timed parts of platform, gate and bench_driver are programs of their own, run alone:
-# test_platform_timing, test_gate_faults, test_bench_resume.
+# test_platform_timing, test_gate_faults, test_bench_resume; test_mach_double runs in two
+# parts, its rate comparisons alone (tests/machdouble/rates.sh, semantics.sh).
 CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 \
                   cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
                   gate platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh \
-                  tests/report_browser.sh
-CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL),$(TEST_BINS)) $(MACHDOUBLE_CORE) tests/gate_defects.sh
+                  tests/report_browser.sh $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh)
+CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
+                $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects.sh
 
 # The build before the tests takes one job per CPU unless the command line chose -j (built
 # one file at a time, it was a fifth of make check on 2 cores).

@@ -932,9 +932,12 @@ OR_SKIP(test_churn_like_linux)
 /* A test entry under its own name, its body the skip-aware wrapper. */
 #define T(f, teardown) { #f, f##_or_skip, NULL, teardown, NULL }
 
+/* SB_MACHDOUBLE_PART=semantics runs the tests whose assertions hold on a loaded CPU (make
+ * check's parallel lane, tests/machdouble/semantics.sh), =rates the two that compare rates
+ * with Linux's mach and must run alone (tests/machdouble/rates.sh); unset, both. */
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest semantics[] = {
 		T(test_double_semantics, NULL),
 		T(test_thread_ctl_contract, NULL),
 		T(test_mach_random_faults, NULL),
@@ -950,8 +953,17 @@ int main(void)
 		T(test_task_unknown_bounds, NULL),
 		T(test_task_hung_sampler_repaired, NULL),
 		T(test_task_refused, NULL),
+	};
+	const struct CMUnitTest rates[] = {
 		T(test_balanced_like_linux, free_live_run),
 		T(test_churn_like_linux, free_live_run),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	const char *part = getenv("SB_MACHDOUBLE_PART");
+	int failed = 0;
+
+	if (!part || strcmp(part, "rates"))
+		failed += cmocka_run_group_tests_name("semantics", semantics, setup, teardown);
+	if (!part || strcmp(part, "semantics"))
+		failed += cmocka_run_group_tests_name("rates", rates, setup, teardown);
+	return failed;
 }
