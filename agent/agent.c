@@ -675,8 +675,12 @@ SB_AGENT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 /* ---- the sampler's signal stays deliverable ----
  * Blocking it would not change what the program does, only stop the sampler from seeing
- * the thread: the sampler's signal is removed from every mask the program sets, and
- * counted (stat agent_signal_unblocks). */
+ * the thread: the sampler's signal is removed from every mask the program sets that would
+ * block it, and counted (stat agent_signal_unblocks). Not where it is blocked already: in
+ * its own handler the kernel blocks it, and code there that restores a saved mask must
+ * keep it blocked. libprofiler's handler unwinds with libunwind, which saves and restores
+ * the mask; unblocking it there re-entered the handler, which waited forever for the
+ * spinlock its outer call held (exec --sampler gperftools hung every thread). */
 
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 
@@ -688,13 +692,18 @@ static int real_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return real ? real(how, set, old) : ENOSYS;
 }
 
-/* set, without the sampler's signal when it would block it; NULL when unchanged. */
+/* set, without the sampler's signal when it would newly block it; set itself when
+ * unchanged. */
 static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
 {
+	sigset_t now;
+
 	if (!set || !A.signo || agent_internal || how == SIG_UNBLOCK ||
 	    !atomic_load_explicit(&A.active, memory_order_relaxed) ||
 	    sigismember(set, A.signo) != 1)
 		return set;
+	if (real_sigmask(SIG_BLOCK, NULL, &now) == 0 && sigismember(&now, A.signo) == 1)
+		return set; /* blocked already: in its handler, or by a raw system call */
 	*copy = *set;
 	sigdelset(copy, A.signo);
 	atomic_fetch_add_explicit(&A.unblocks, 1, memory_order_relaxed);

@@ -2,12 +2,22 @@
 #include "harness/exec_print.h"
 
 #include "analysis/symbolize.h"
+#include "sampler/sampler.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXEC_TOP 12 /* functions in the side-by-side profile */
+
+/* v with 3 decimals into buf, or "-" when not measured (NaN), as `run` prints it. */
+static const char *fmt3(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, len, "%.3f", v);
+	return buf;
+}
 
 void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n)
 {
@@ -26,10 +36,13 @@ void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n)
 			snprintf(exitb, sizeof(exitb), "sig%.0f", es);
 		else if (!isnan(ec))
 			snprintf(exitb, sizeof(exitb), "%.0f", ec);
-		fprintf(out, "%-14s %-10s %5s %8.0f %8.0f %9.3f %9.3f %10.3f %4d %7.2f %7.2f",
+		char rate[16], magn[16], tvd[16];
+		fprintf(out, "%-14s %-10s %5s %8.0f %8.0f %9s %9s %10s %4d %7.2f %7.2f",
 			r->sampler, run_status_name(r->status), exitb,
-			isnan(m->nsamples) ? 0 : m->nsamples, m->expected_samples, m->rate_accuracy,
-			m->magnitude_error, m->thread_tvd, (int)r->nthread_rows, cpu / 1e9, r->wall_s);
+			isnan(m->nsamples) ? 0 : m->nsamples, m->expected_samples,
+			fmt3(rate, sizeof(rate), m->rate_accuracy),
+			fmt3(magn, sizeof(magn), m->magnitude_error),
+			fmt3(tvd, sizeof(tvd), m->thread_tvd), (int)r->nthread_rows, cpu / 1e9, r->wall_s);
 		if (r->status != SB_RUN_OK || r->reason[0])
 			fprintf(out, "  (%s)", r->reason);
 		fputc('\n', out);
@@ -62,7 +75,10 @@ void exec_print_top(FILE *out, const struct sb_run *runs, size_t n)
 		for (size_t k = 0; k < r->nsamples; k++) {
 			const struct sb_sample *s = &r->samples[k];
 			double w = isnan(s->weight_ns) ? 1 : s->weight_ns;
-			if (s->thread_index < 0 || s->depth == 0)
+			/* a wall sampler's samples of no program thread are its idle
+			 * helpers'; a CPU sampler's are the program's (gperftools names
+			 * no thread) */
+			if ((s->thread_index < 0 && r->clock == SB_CLOCK_WALL) || s->depth == 0)
 				continue;
 			total += w;
 			const struct sb_symbol *sym =

@@ -177,6 +177,22 @@ static int collect(struct exec_ctx *c)
  * thread, which a program of a few ms cannot afford. */
 #define EXEC_TRUTH_MIN_CPU_NS 50e6
 
+/* A sampler whose samples carry no thread (gperftools: its profile format has none, and
+ * it names the thread from a workload's slot functions, which a program does not have)
+ * cannot be judged per thread: thread_tvd is not measured, where the metrics would put
+ * every sample on "no thread" and say 1.0. Said in the reason. */
+static void no_thread_ids(struct sb_run *r)
+{
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].thread_index >= 0)
+			return;
+	if (r->nsamples == 0)
+		return;
+	r->metrics.thread_tvd = r->metrics.wall_thread_tvd = NAN;
+	snprintf(r->reason, sizeof(r->reason), "no sample names its thread: thread_tvd not "
+		 "measured");
+}
+
 /* Checks the truth against the program's own CPU time, which is exact: wait4's total
  * minus its children's (those it waited for, which wait4 includes; their samples are not
  * taken, their threads not read: excluded by construction). When the threads read cover
@@ -212,9 +228,12 @@ static void check_truth(struct exec_ctx *c)
 			 "of CPU (wait4)", program / 1e9);
 		return;
 	}
-	if (r->status == SB_RUN_OK && children > 0)
-		snprintf(r->reason, sizeof(r->reason), "children excluded: %.3f s of CPU in the "
-			 "processes it forked and waited for is in no truth", children / 1e9);
+	if (r->status == SB_RUN_OK && children > 0) {
+		size_t u = strlen(r->reason);
+		snprintf(r->reason + u, sizeof(r->reason) - u, "%schildren excluded: %.3f s of CPU "
+			 "in the processes it forked and waited for is in no truth", u ? "; " : "",
+			 children / 1e9);
+	}
 	if (r->status != SB_RUN_OK || total < EXEC_TRUTH_MIN_CPU_NS ||
 	    !(cover < EXEC_TRUTH_MIN_COVER))
 		return;
@@ -421,6 +440,7 @@ int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_i
 	r->metrics.misattributed_fraction = NAN;
 	r->metrics.stack_correct_fraction = NAN;
 	r->metrics.function_tvd = NAN;
+	no_thread_ids(r);
 	check_truth(&c);
 cleanup:
 	if (c.mode)

@@ -1,5 +1,6 @@
 /* test_exec.c - `sampbench exec` end to end: a small multithreaded program and xz,
- * profiled through the LD_PRELOAD agent (mach, ctimer) and from outside (perf), against
+ * profiled through the LD_PRELOAD agent (mach, ctimer, gperftools, gperftools-pt, a plugin)
+ * and from outside (perf), against
  * the per-thread CPU truth (the agent's thread rows, /proc). Also: the program's exit
  * code, stdout and errno pass through untouched, its own SIGPROF handler wins, bad input
  * exits 2; programs with short threads, more threads than slots, forked children and
@@ -68,8 +69,17 @@ static void free_runs(struct sb_run *runs, size_t n)
 	free(runs);
 }
 
-/* Every run ok, magnitude within 15 %, every busy thread sampled. Returns the busy
- * thread count of the first run. */
+/* Whether a sampler's samples name their thread in a program that is not a workload:
+ * gperftools' profile has no thread ids (it names a workload's thread from its slot
+ * functions, which a program has none of). */
+static int names_threads(const char *sampler)
+{
+	return strncmp(sampler, "gperftools", 10) != 0;
+}
+
+/* Every run ok, magnitude within 15 %, every busy thread sampled (or, for a sampler that
+ * names no thread, thread_tvd not measured and said so). Returns the busy thread count of
+ * the first run. */
 static size_t check_runs(const struct sb_run *runs, size_t n, size_t want_runs,
 			 size_t min_busy)
 {
@@ -87,12 +97,21 @@ static size_t check_runs(const struct sb_run *runs, size_t n, size_t want_runs,
 			if (t->cpu_ns < BIG_THREAD_NS)
 				continue;
 			busy++;
+			if (!names_threads(r->sampler))
+				continue;
 			if (t->samples == 0)
 				fprintf(stderr, "%s: thread %d (tid %d, %.0f ms CPU) has no samples\n",
 					r->sampler, t->index, t->tid, (double)t->cpu_ns / 1e6);
 			assert_true(t->samples > 0);
 		}
 		assert_true(busy >= min_busy);
+		if (!names_threads(r->sampler)) {
+			/* not 1.0, as if every sample were on no thread */
+			assert_true(isnan(r->metrics.thread_tvd));
+			assert_non_null(strstr(r->reason, "no sample names its thread"));
+		} else {
+			assert_false(isnan(r->metrics.thread_tvd));
+		}
 		fprintf(stderr, "  %-8s samples %5zu  magnitude_error %.3f  thread_tvd %.3f\n",
 			r->sampler, r->nsamples, r->metrics.magnitude_error, r->metrics.thread_tvd);
 		assert_false(isnan(r->metrics.magnitude_error));
@@ -133,6 +152,34 @@ static void test_spin_mach_ctimer_perf(void **state)
 	assert_string_equal(runs[0].sampler, "mach");
 	assert_string_equal(runs[2].sampler, "perf");
 	assert_non_null(strstr(runs[0].workload, "spin 3 0.4"));
+	free_runs(runs, n);
+}
+
+/* gperftools' profiler through the agent (libprofiler loaded into the program, its
+ * records read back from the profile it writes) and its per-thread variant: the same
+ * program and truth as above, each run ok, sample count within 15 % of the threads' CPU
+ * time at 100 Hz, the program's functions named, most of the weight on its spinning leaf.
+ * Without thread ids in its profile, thread_tvd is not measured. It hung every thread
+ * until the agent stopped unblocking SIGPROF inside libprofiler's own handler. */
+static void test_spin_gperftools(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700];
+	snprintf(h5, sizeof(h5), "%s/gperftools.h5", tmpdir);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", "gperftools,gperftools-pt", "-o", h5, "--", spin, "3",
+		     "0.4"));
+	assert_string_equal(out, "spin: 3 threads done\nspin: 3 threads done\n");
+	/* the side-by-side profile counts samples that name no thread: the program's leaf */
+	const char *leaf = strstr(err, "\nspin_slice ");
+	assert_non_null(leaf);
+	assert_true(atof(leaf + strlen("\nspin_slice ")) >= 80.0);
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_int_equal(check_runs(runs, n, 2, 4), 4);
+	assert_string_equal(runs[0].sampler, "gperftools");
+	assert_string_equal(runs[1].sampler, "gperftools-pt");
 	free_runs(runs, n);
 }
 
@@ -537,6 +584,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_spin_mach_ctimer_perf),
+		cmocka_unit_test(test_spin_gperftools),
 		cmocka_unit_test(test_exit_code_passes_through),
 		cmocka_unit_test(test_program_signal_handler_wins),
 		cmocka_unit_test(test_plugin_under_exec),
