@@ -52,6 +52,30 @@ static void exec_ok(char *out, size_t outlen, char *err, size_t errlen, const ch
 	assert_int_equal(rc, 0);
 }
 
+static char h5path[700];
+
+/* tmpdir/NAME.h5, written into the buffer exec_read() reads back: for the -o operand. */
+static const char *out_h5(const char *name)
+{
+	snprintf(h5path, sizeof(h5path), "%s/%s.h5", tmpdir, name);
+	return h5path;
+}
+
+static void read_runs(const char *path, struct sb_run **runs, size_t *n);
+
+/* Runs sampbench with args (whose -o operand is out_h5(...)), requires exit 0 and the
+ * program's stdout equal to want, and reads that file into *runs, *n (freed with
+ * free_runs). err keeps what sampbench printed on stderr. */
+static void exec_read(const char *const *args, const char *want, char *err, size_t errlen,
+		      struct sb_run **runs, size_t *n)
+{
+	char out[4096];
+
+	exec_ok(out, sizeof(out), err, errlen, args);
+	assert_string_equal(out, want);
+	read_runs(h5path, runs, n);
+}
+
 static void read_runs(const char *path, struct sb_run **runs, size_t *n)
 {
 	char err[256];
@@ -138,16 +162,15 @@ static size_t check_runs(const struct sb_run *runs, size_t n, size_t want_runs,
 static void test_spin_mach_ctimer_perf(void **state)
 {
 	(void)state;
-	char out[4096], err[16384], h5[700];
-	snprintf(h5, sizeof(h5), "%s/spin.h5", tmpdir);
-	exec_ok(out, sizeof(out), err, sizeof(err),
-		ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", h5, "--", spin, "3", "0.4"));
-	/* once per sampler, and nothing else */
-	assert_string_equal(out, "spin: 3 threads done\nspin: 3 threads done\nspin: 3 threads done\n");
-	assert_non_null(strstr(err, "magn_err")); /* the table goes to stderr */
+	char err[16384];
 	struct sb_run *runs;
 	size_t n;
-	read_runs(h5, &runs, &n);
+	/* the program's line once per sampler, and nothing else */
+	exec_read(ARGS("exec", "--sampler", "mach,ctimer,perf", "-o", out_h5("spin"), "--", spin,
+		       "3", "0.4"),
+		  "spin: 3 threads done\nspin: 3 threads done\nspin: 3 threads done\n", err,
+		  sizeof(err), &runs, &n);
+	assert_non_null(strstr(err, "magn_err")); /* the table goes to stderr */
 	assert_int_equal(check_runs(runs, n, 3, 4), 4);
 	assert_string_equal(runs[0].sampler, "mach");
 	assert_string_equal(runs[2].sampler, "perf");
@@ -164,19 +187,16 @@ static void test_spin_mach_ctimer_perf(void **state)
 static void test_spin_gperftools(void **state)
 {
 	(void)state;
-	char out[4096], err[16384], h5[700];
-	snprintf(h5, sizeof(h5), "%s/gperftools.h5", tmpdir);
-	exec_ok(out, sizeof(out), err, sizeof(err),
-		ARGS("exec", "--sampler", "gperftools,gperftools-pt", "-o", h5, "--", spin, "3",
-		     "0.4"));
-	assert_string_equal(out, "spin: 3 threads done\nspin: 3 threads done\n");
+	char err[16384];
+	struct sb_run *runs;
+	size_t n;
+	exec_read(ARGS("exec", "--sampler", "gperftools,gperftools-pt", "-o", out_h5("gperftools"),
+		       "--", spin, "3", "0.4"),
+		  "spin: 3 threads done\nspin: 3 threads done\n", err, sizeof(err), &runs, &n);
 	/* the side-by-side profile counts samples that name no thread: the program's leaf */
 	const char *leaf = strstr(err, "\nspin_slice ");
 	assert_non_null(leaf);
 	assert_true(atof(leaf + strlen("\nspin_slice ")) >= 80.0);
-	struct sb_run *runs;
-	size_t n;
-	read_runs(h5, &runs, &n);
 	assert_int_equal(check_runs(runs, n, 2, 4), 4);
 	assert_string_equal(runs[0].sampler, "gperftools");
 	assert_string_equal(runs[1].sampler, "gperftools-pt");
@@ -376,15 +396,13 @@ static void test_short_threads_truth(void **state)
 static void test_exec_through_wrapper(void **state)
 {
 	(void)state;
-	char out[4096], err[16384], h5[700], cmd[700];
-	snprintf(h5, sizeof(h5), "%s/wrap.h5", tmpdir);
-	snprintf(cmd, sizeof(cmd), "exec %s 2 0.3", spin);
-	exec_ok(out, sizeof(out), err, sizeof(err),
-		ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", "sh", "-c", cmd));
-	assert_string_equal(out, "spin: 2 threads done\nspin: 2 threads done\n");
+	char err[16384], cmd[700];
 	struct sb_run *runs;
 	size_t n;
-	read_runs(h5, &runs, &n);
+	snprintf(cmd, sizeof(cmd), "exec %s 2 0.3", spin);
+	exec_read(ARGS("exec", "--sampler", "itimer,mach", "-o", out_h5("wrap"), "--", "sh", "-c",
+		       cmd),
+		  "spin: 2 threads done\nspin: 2 threads done\n", err, sizeof(err), &runs, &n);
 	check_runs(runs, n, 2, 2);
 	free_runs(runs, n);
 }
@@ -396,15 +414,13 @@ static void test_exec_through_wrapper(void **state)
 static void test_many_threads_truth(void **state)
 {
 	(void)state;
-	char out[4096], err[16384], h5[700];
-	snprintf(h5, sizeof(h5), "%s/many.h5", tmpdir);
-	exec_ok(out, sizeof(out), err, sizeof(err),
-		ARGS("exec", "--sampler", "itimer,mach", "-o", h5, "--", manythreads, "300",
-			  "8", "2"));
-	assert_string_equal(out, "manythreads: 300 threads\nmanythreads: 300 threads\n");
+	char err[16384];
 	struct sb_run *runs;
 	size_t n;
-	read_runs(h5, &runs, &n);
+	exec_read(ARGS("exec", "--sampler", "itimer,mach", "-o", out_h5("many"), "--", manythreads,
+		       "300", "8", "2"),
+		  "manythreads: 300 threads\nmanythreads: 300 threads\n", err, sizeof(err), &runs,
+		  &n);
 	assert_int_equal(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_run *r = &runs[i];
