@@ -168,14 +168,17 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run two at a time, longest first; every other test, new ones included, runs alone. The
-# timed parts of platform, gate and bench_driver are programs of their own, run alone:
-# test_platform_timing, test_gate_faults, test_bench_resume; test_mach_double runs in two
-# parts, its rate comparisons alone (tests/machdouble/rates.sh, semantics.sh).
-CHECK_PARALLEL := tests/fuzz/run.sh $(addprefix $(BUILD)/tests/test_,report bench_driver h5 \
-                  cli export import cpuprofile opt registry matrix metrics iso_time atomic_file fpwalk \
-                  gate platform child) tests/layers.sh tests/fixtures/check.sh tests/readme.sh \
-                  tests/report_browser.sh $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh)
+# run two at a time, longest first (readme.sh ~30 s, the fuzz build and run ~20 s,
+# test_report ~19 s, the browser ~14 s), so the two lanes end together; every other test,
+# new ones included, runs alone. The timed parts of platform, gate and bench_driver are
+# programs of their own, run alone: test_platform_timing, test_gate_faults,
+# test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
+# (tests/machdouble/rates.sh, semantics.sh).
+CHECK_PARALLEL := tests/readme.sh tests/fuzz/run.sh $(BUILD)/tests/test_report tests/report_browser.sh \
+                  $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
+                  $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
+                  registry matrix metrics iso_time atomic_file fpwalk gate platform child) \
+                  tests/layers.sh tests/fixtures/check.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
                 $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects.sh
 

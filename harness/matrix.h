@@ -41,6 +41,7 @@ struct mx_block {
 	int nhz;
 	int reps;
 	double duration_s;
+	double watchdog_s; /* 0: the runner's default (duration + max(5 s, duration)) */
 	unsigned param;
 	unsigned long seed;
 };

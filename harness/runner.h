@@ -20,7 +20,8 @@ struct run_spec {
 	bool idle_skip;
 	bool rt_priority;
 	uint32_t max_depth; /* 0: SB_MAX_FRAMES */
-	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration) */
+	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration)
+			     * (ci/matrix's `watchdog` key sets it) */
 };
 
 /* Starts the record of one run of spec: identity from spec, every metric NaN, no arrays,

@@ -5,7 +5,7 @@
 # metric it was built to break), and the healthy example plugin passes. One bench file of
 # short runs (balanced, 2 threads, 100 Hz, 3 x 0.5 s, with `none` as the reference of overhead
 # and pause excess; the defects marked `gate-workload: hotspot` on hotspot instead; the
-# hanging plugin once, since the watchdog needs 5 s), then one gate per sampler
+# hanging plugin once, with a 1.5 s watchdog), then one gate per sampler
 # (--sampler). docs/gate.md.
 BUILD=${BUILD:-build}
 # Seconds per run, 3 runs per sampler. At 0.5 s, alone on the 2-core VM (the serial lane
@@ -52,7 +52,7 @@ example=$BUILD/examples/ctimer_plugin.so
 	fi
 	if [ -n "$hang" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
-		printf 'hz = 100\nreps = 1\nduration = 0.5\n'
+		printf 'hz = 100\nreps = 1\nduration = 0.5\nwatchdog = 1.5\n'
 	fi
 } >"$tmp/matrix"
 $bin bench --matrix "$tmp/matrix" --profile defects -o "$tmp/d.h5" -f >"$tmp/bench.log" 2>&1

@@ -30,6 +30,7 @@ static void test_blocks_defaults_and_order(void **state)
 			   "workloads = balanced skewed\n"
 			   "reps = 2\n"
 			   "duration = 0.5   # trailing comment\n"
+			   "watchdog = 1.5\n"
 			   "[p]\n"
 			   "samplers = itimer\n"
 			   "workloads = balanced\n"
@@ -58,12 +59,14 @@ static void test_blocks_defaults_and_order(void **state)
 	assert_int_equal(specs[0].threads, 2);
 	assert_int_equal(specs[15].threads, 8);
 	assert_true(specs[n - 1].hz == 1000);
+	assert_true(specs[0].watchdog_s == 0); /* unset: the runner's own limit */
 	assert_string_equal(specs[n - 1].workload->name, "balanced");
 	free(specs);
 
 	n = matrix_specs(&m, "q", &specs, err, sizeof(err));
 	assert_int_equal(n, 2 * 2);
 	assert_true(specs[0].duration_s == 0.5);
+	assert_true(specs[0].watchdog_s == 1.5 && specs[3].watchdog_s == 1.5);
 	free(specs);
 
 	n = matrix_specs(&m, "nope", &specs, err, sizeof(err));
@@ -131,6 +134,8 @@ static void test_errors_name_the_line(void **state)
 		     "unknown workload 'nosuch'");
 	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\ncolour = blue\n", 4,
 		     "unknown key 'colour'");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nwatchdog = 0\n", 4,
+		     "'watchdog' must be in (0, 3600]");
 	expect_error("[p]\nsamplers ctimer\n", 2, "expected 'key = value'");
 	expect_error("samplers = ctimer\n", 1, "before the first [profile]");
 	expect_error("[p]\nsamplers = ctimer\nsamplers = itimer\n", 3, "set twice");
