@@ -91,6 +91,36 @@ cleanup:
 	return ret;
 }
 
+/* Whether every chunk of the chunked 1-D dataset d (dims rows) is stored. A chunk the
+ * file does not store reads as the fill value without an error, so in a file without
+ * checksums (schema 1) a damaged chunk index turns rows into zeros; sampbench writes every
+ * row it extends a dataset by, so a missing chunk is damage. Returns 1 when all are
+ * stored (or d is not chunked), 0 when one is missing or the layout is unreadable. */
+static int all_chunks_stored(hid_t d, hsize_t dims)
+{
+	hid_t dcpl = H5Dget_create_plist(d);
+	hsize_t chunk = 0;
+	int ok = 0;
+
+	if (dcpl < 0)
+		return 0;
+	if (H5Pget_layout(dcpl) != H5D_CHUNKED) {
+		ok = 1;
+		goto out;
+	}
+	if (H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0)
+		goto out;
+	for (hsize_t off = 0; off < dims; off += chunk) {
+		hsize_t size = 0;
+		if (H5Dget_chunk_storage_size(d, &off, &size) < 0 || size == 0)
+			goto out;
+	}
+	ok = 1;
+out:
+	close_id(&dcpl);
+	return ok;
+}
+
 /* Reads the whole 1-D dataset grp/name as memtype rows of esize bytes into *out (malloc'd,
  * NULL when empty). Every member of a compound memtype must exist in the file. The extent
  * is checked against the bytes the dataset really stores before anything is allocated. */
@@ -154,6 +184,11 @@ static int read_rows(struct rd *rd, hid_t loc, const char *grp, const char *name
 		if (!buf) {
 			seterr(rd->err, rd->errlen, "cannot read '%s': %s", rd->path,
 			       strerror(ENOMEM));
+			goto cleanup;
+		}
+		if (rd->version < 2 && !all_chunks_stored(d, dims)) {
+			seterr(rd->err, rd->errlen, "'%s' has a damaged dataset %s/%s (rows "
+			       "stored nowhere)", rd->path, grp, name);
 			goto cleanup;
 		}
 		if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {

@@ -1233,13 +1233,12 @@ static void test_schema1_damage(void **state)
 		      "the original, %zu read with other content\n", refused, total,
 		      total - refused - differ, differ);
 	assert_true(refused >= total / 2);
-	/* Schema 1 has no checksums: a byte changed inside a string is read as that value,
-	 * and a damaged chunk index reads as zeros without an error (the reader does not
-	 * check that every chunk is stored). With this seed 2 of 60 copies are read with
-	 * other content (frames, thread rows read as zeros); a reader that let more damage
-	 * through would show here. Schema 2 files are refused or read equal
-	 * (test_corruption). */
-	assert_true(differ <= total / 20);
+	/* Refused or read equal: a damaged chunk index (rows that would read as zeros) is
+	 * refused by the reader's check that every chunk is stored (before it, 2 of these 60
+	 * read with other content). Schema 1 has no checksums, so a byte changed inside a
+	 * string value would still read as that value; none of this seed's copies changes one
+	 * without also damaging structure the reader refuses. */
+	assert_int_equal(differ, 0);
 	for (size_t i = 0; i < norig; i++)
 		run_free(&orig[i]);
 	free(orig);
