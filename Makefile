@@ -52,6 +52,8 @@ include mk/darwin.mk
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+FUZZ_DIR := $(BUILD)/tests/fuzz
+REPLAY_BINS := $(addprefix $(FUZZ_DIR)/replay_,cpuprofile h5 import)
 LIB := $(BUILD)/libsampbench.a
 BIN := $(BUILD)/sampbench
 
@@ -168,17 +170,16 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run two at a time, longest first (readme.sh ~30 s, the fuzz build and run ~20 s,
-# test_report ~19 s, the browser ~14 s), so the two lanes end together; every other test,
-# new ones included, runs alone. The timed parts of platform, gate and bench_driver are
+# run two at a time, longest first (readme.sh ~30 s, test_report ~19 s, the browser
+# ~14 s), so the two lanes end together; every other test, new ones included, runs alone. The timed parts of platform, gate and bench_driver are
 # programs of their own, run alone: test_platform_timing, test_gate_faults,
 # test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
 # (tests/machdouble/rates.sh, semantics.sh).
-CHECK_PARALLEL := tests/readme.sh tests/fuzz/run.sh $(BUILD)/tests/test_report tests/report_browser.sh \
+CHECK_PARALLEL := tests/readme.sh $(BUILD)/tests/test_report tests/report_browser.sh \
                   $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child) \
-                  tests/layers.sh tests/fixtures/check.sh
+                  tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
                 $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects.sh
 
@@ -186,10 +187,10 @@ CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$
 # one file at a time, it was a fifth of make check on 2 cores).
 NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 .PHONY: check-build
-check-build: $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE)
+check-build: $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE) $(REPLAY_BINS)
 check: deps
 	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC)) check-build
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) FUZZ_SECONDS=1 sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 
 # The quick profile of ci/matrix judged by ci/budgets (docs/gate.md): a benchmark, not a
 # unit test, so not in make check; .ci/run runs it after make check. A sampler of the
@@ -202,11 +203,30 @@ gate-quick: deps $(BIN)
 	skipped=$$($(BIN) show $(BUILD)/quick.h5 | awk '$$7 == "skipped" { print $$2 }' | sort -u); \
 	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 
-# libFuzzer runs of the cpu profile parser, the results reader and the importers
-# (~30 s each; skips without clang). make check runs them 1 s each (its corpus replayed and
-# a little more); .ci/run runs this.
-fuzz:
+# libFuzzer runs of the cpu profile parser, the results reader and the importers (~30 s
+# each, built with clang, which make deps installs; fails without it); .ci/run runs this.
+# make check replays their corpora through the same targets, built by the rules below.
+fuzz: deps
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
+
+# The fuzz targets without libFuzzer (tests/fuzz/replay.c), linked with only what each
+# reaches, as tests/fuzz/run.sh links them, and built with this build's sanitizers:
+# tests/fuzz/replay.sh runs every corpus file through them in make check.
+$(FUZZ_DIR)/replay_cpuprofile: $(FUZZ_DIR)/fuzz_cpuprofile.o $(FUZZ_DIR)/replay.o \
+                               $(BUILD)/sampler/cpuprofile.o
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
+$(FUZZ_DIR)/replay_h5: $(FUZZ_DIR)/fuzz_h5.o $(FUZZ_DIR)/replay.o \
+                       $(filter $(BUILD)/results/h5io_%.o,$(LIB_OBJS)) \
+                       $(addprefix $(BUILD)/core/,run.o metrics.o iso_time.o)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(HDF5_LIBS) -lm
+$(FUZZ_DIR)/replay_import: $(FUZZ_DIR)/fuzz_import.o $(FUZZ_DIR)/replay.o \
+                           $(filter $(BUILD)/analysis/import%.o,$(LIB_OBJS)) \
+                           $(BUILD)/analysis/protobuf.o $(BUILD)/sampler/cpuprofile.o \
+                           $(addprefix $(BUILD)/core/,run.o metrics.o)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lz -lcjson -lm
 
 # Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against this
 # machine's baseline, results/baselines/<fingerprint>.h5 (budgets only without one):

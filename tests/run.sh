@@ -2,7 +2,7 @@
 # run.sh [-j N TEST... --] TEST... - runs each cmocka test binary, shows its output, and
 # fails when any fails. Ends with the plain summary line "programs: N passed, N failed,
 # N tests skipped", the skipped tests named above it (cmocka's `[  SKIPPED ] test_x`, a
-# script's `NAME: skipped: WHY` line). A program may be a script (the fuzz run, the quick
+# script's `NAME: skipped: WHY` line). A program may be a script (the corpus replay, the quick
 # budget gate).
 # The tests before "--" run N at a time (each one's output is shown whole once it ends):
 # only tests whose assertions hold on a loaded CPU belong there (Makefile CHECK_PARALLEL).

@@ -9,8 +9,9 @@
 #               the importers (analysis/import.h), one binary (fuzz_import.c) run per format;
 #               tests/fuzz/corpus_import/FORMAT (sampbench's own exports of a small run,
 #               a real `perf script` excerpt, hand-made variants)
-# Prints one result line per target; exits non-zero on a crash or a build failure, 0 with
-# "skipped" when clang is absent. New inputs go to a scratch directory, never into the
+# Prints one result line per target; exits non-zero on a crash, a build failure or without
+# clang (make deps installs it). make check replays the corpora without libFuzzer
+# (tests/fuzz/replay.sh). New inputs go to a scratch directory, never into the
 # corpus. FUZZ_TARGETS="h5" runs one target; FUZZ_RUNS=N stops each after N executions
 # instead (the long run: FUZZ_TARGETS=h5 FUZZ_RUNS=1000000). Run from the repository root
 # (make fuzz does).
@@ -20,8 +21,8 @@ targets=${FUZZ_TARGETS:-cpuprofile h5 pprof perf_script folded speedscope firefo
 build=${BUILD:-build}/fuzz
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null 2>&1; then
-	echo "fuzz: skipped: $CLANG not installed"
-	exit 0
+	echo "fuzz: $CLANG not installed (make deps installs it)"
+	exit 1
 fi
 mkdir -p "$build" || exit 1
 HDF5_CFLAGS=$(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
