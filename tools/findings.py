@@ -3,7 +3,10 @@
 
   findings.py summarize FILE.h5 [--gate FILE.gate.txt] [--scaling FILE.scaling.txt] -o SUMMARY.json
   findings.py render SUMMARY.json -o findings.md
-  findings.py check SUMMARY.json findings.md      exit 1 when the page is not what render writes
+  findings.py readme SUMMARY.json README.md      rewrites the README's block (its stops table)
+  findings.py check SUMMARY.json findings.md [README.md]
+                                                 exit 1 when the page (or the README's block)
+                                                 is not what render (readme) writes
 
 summarize keeps what the page needs from FILE.h5 (the file's identity, its host's floors,
 the median of each metric over the ok runs of each cell) in a JSON file small enough to
@@ -133,6 +136,48 @@ def source(s):
             f"`git checkout {s['git_rev'][:7]} && make bench` (profile {s['profile']})")
 
 
+def stops_table(p):
+    """The table of reported against observed windows and pause excess (markdown lines),
+    for the samplers that have them on balanced and hotspot at 2 and 8 threads; [] when none
+    does. docs/findings.md and the README's block show it."""
+    obs = [x for x in p.has("mach", "mach-idle", "ptrace", "itimer", "ctimer", "perf")
+           if any(p.v(x, wl, t, k) is not None for wl in ("balanced", "hotspot") for t in (2, 8)
+                  for k in ("window_observed_p50_ns", "pause_excess_fraction"))]
+    if not obs:
+        return []
+    o = ["| sampler | cell | reported p50/p99/max | observed p50/p99/max | pause excess |",
+         "|---|---|---|---|---|"]
+    for x in obs:
+        for wl in ("balanced", "hotspot"):
+            for t in (2, 8):
+                if (x, wl, t, 100.0) not in p.cells:
+                    continue
+                rep = "/".join(p.us(x, wl, t, f"suspend_window_{q}_ns") for q in ("p50", "p99", "max"))
+                seen = "/".join(p.us(x, wl, t, f"window_observed_{q}_ns") for q in ("p50", "p99", "max"))
+                o.append(f"| {x} | {wl} {t}t | {rep} | {seen} | {p.f(x, wl, t, 'pause_excess_fraction')} |")
+    return o
+
+
+README_BEGIN = "<!-- findings.py readme: generated from docs/findings.json, do not edit -->"
+README_END = "<!-- end of findings.py readme -->"
+
+
+def readme_block(s):
+    """The README's stops table: its source line and the table, between the markers."""
+    rows = stops_table(Page(s))
+    head = (f"`results/runs/{s['file']}`, commit {s['git_rev'][:7]}, host {s['fingerprint']}; "
+            "µs, medians over a cell's runs:")
+    return "\n".join([README_BEGIN, head, ""] + rows + [README_END])
+
+
+def readme_splice(text, block, path):
+    """text with its block between the markers replaced by block; fails without markers."""
+    a, b = text.find(README_BEGIN), text.find(README_END)
+    if a < 0 or b < a:
+        fail(f"'{path}' has no findings block (the lines '{README_BEGIN}' ... '{README_END}')")
+    return text[:a] + block + text[b + len(README_END):]
+
+
 def render(s):
     p = Page(s)
     o = []
@@ -150,7 +195,8 @@ def render(s):
     w(f"- host {s['fingerprint']}: {s['kernel']}, {s['cpus']} CPUs, CONFIG_HZ={s['tick_hz']}")
     w(f"- reproduce: `git checkout {s['git_rev'][:7]} && make bench`, then `tools/findings.py "
       f"summarize FILE.h5 --gate FILE.gate.txt -o docs/findings.json && tools/findings.py render "
-      f"docs/findings.json -o docs/findings.md`")
+      f"docs/findings.json -o docs/findings.md && tools/findings.py readme docs/findings.json "
+      f"README.md`")
     if s.get("gate"):
         w(f"- the gate on that file (budgets only, no baseline of the machine): `{s['gate']}`")
         for row in s.get("gate_failed", []):
@@ -236,10 +282,8 @@ def render(s):
       "phase. The p99s are made of the host's vCPU stalls (docs/mach.md, \"Cost against the "
       "host's floor\"); skewed's threads sleep at a barrier and must be woken to park.")
 
-    obs = [x for x in p.has("mach", "mach-idle", "ptrace", "itimer", "ctimer", "perf")
-           if any(p.v(x, wl, t, k) is not None for wl in ("balanced", "hotspot") for t in (2, 8)
-                  for k in ("window_observed_p50_ns", "pause_excess_fraction"))]
-    if obs:
+    rows = stops_table(p)
+    if rows:
         w("\n## What the threads lived through against what the sampler reported\n")
         w(f"({src})\n")
         w("Each workload thread's progress clock (docs/metrics.md, \"Observed pauses\") sees "
@@ -247,17 +291,7 @@ def render(s):
           "the gap that covers it. Reported window / observed gap, p50, p99 and max in µs "
           "(medians over the runs of a cell), and the pause excess over `none` of the same "
           "cell (share of compute time):\n")
-        w("| sampler | cell | reported p50 / p99 / max | observed p50 / p99 / max | pause excess |")
-        w("|---|---|---|---|---|")
-        for x in obs:
-            for wl in ("balanced", "hotspot"):
-                for t in (2, 8):
-                    if (x, wl, t, 100.0) not in p.cells:
-                        continue
-                    w(f"| {x} | {wl} {t}t | {p.us(x, wl, t, 'suspend_window_p50_ns')} / "
-                      f"{p.us(x, wl, t, 'suspend_window_p99_ns')} / {p.us(x, wl, t, 'suspend_window_max_ns')} | "
-                      f"{p.us(x, wl, t, 'window_observed_p50_ns')} / {p.us(x, wl, t, 'window_observed_p99_ns')} / "
-                      f"{p.us(x, wl, t, 'window_observed_max_ns')} | {p.f(x, wl, t, 'pause_excess_fraction')} |")
+        o.extend(rows)
         w("\nA signal handler's reported window is its own run time (1–2 µs); the gap around it "
           "includes the kernel's signal delivery and, on this VM, the ~20 µs a scheduler tick "
           "costs a thread. With more threads than CPUs the observed gap includes the wait for a "
@@ -333,6 +367,14 @@ def write_atomic(path, data):
         fail(f"cannot write '{path}': {e.strerror}")
 
 
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        fail(f"cannot read '{path}': {e.strerror}")
+
+
 def load(path):
     try:
         with open(path) as f:
@@ -376,17 +418,21 @@ def main(argv):
         write_atomic(opts["-o"], json.dumps(s, indent=1, sort_keys=True) + "\n")
     elif cmd == "render" and len(pos) == 1 and "-o" in opts:
         write_atomic(opts["-o"], render(load(pos[0])))
-    elif cmd == "check" and len(pos) == 2:
-        want = render(load(pos[0]))
-        try:
-            with open(pos[1]) as f:
-                have = f.read()
-        except OSError as e:
-            fail(f"cannot read '{pos[1]}': {e.strerror}")
-        if have != want:
+    elif cmd == "readme" and len(pos) == 2:
+        text = read_text(pos[1])
+        write_atomic(pos[1], readme_splice(text, readme_block(load(pos[0])), pos[1]))
+    elif cmd == "check" and len(pos) in (2, 3):
+        s = load(pos[0])
+        if read_text(pos[1]) != render(s):
             print(f"findings: '{pos[1]}' is not what 'tools/findings.py render {pos[0]}' writes "
                   "(edit the summary or re-run the bench, never the page)", file=sys.stderr)
             return 1
+        if len(pos) == 3:
+            text = read_text(pos[2])
+            if readme_splice(text, readme_block(s), pos[2]) != text:
+                print(f"findings: the block of '{pos[2]}' is not what 'tools/findings.py readme "
+                      f"{pos[0]}' writes (re-run it, never edit the block)", file=sys.stderr)
+                return 1
     else:
         usage()
     return 0
