@@ -42,18 +42,25 @@
 
 #define MACH_RT_PRIORITY 10 /* SCHED_FIFO priority tried for the sampler thread */
 #define MACH_BATCH_STALL_NS 200000ull /* release the parked batch after 200 us without a park */
-/* A batch tick is held open at most this long after its requests: then the parked threads
- * are released and those still on their way are deferred (they take their own sample when
- * they run). Without it a cascade through many threads that sleep and wake kept the first
+/* A tick with more busy targets than CPUs waits for parks at most this long after its
+ * requests: then those still on their way are deferred (they take their own sample when
+ * they run), and in a batch tick the parked threads are released. Without it a cascade through many threads that sleep and wake kept the first
  * ones parked until the last parked: `syscall` and `mixed` at 32 threads, window p99
  * 256-586 us against 170-219 us with it (docs/mach.md, "Many threads"). */
 #define MACH_BATCH_OPEN_NS 100000ull
 /* When parked threads are resumed. Early: right after each one's walk, so each is stopped
- * only for its own stop and walk. Batch: once every target of the tick parked or timed
- * out, because a thread resumed early takes a CPU that a target still has to run on to
- * park. Auto: early when the threads that ran since their previous sample fit the CPUs,
- * batch when they outnumber them (measured in docs/mach.md). */
-enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH };
+ * only for its own stop and walk; a target that has not parked 2 ms after its request is
+ * deferred. Batch: once every target of the tick parked or the batch closed, so that a
+ * resumed thread does not take a CPU that a target still has to run on to park. Auto (the
+ * default): early, and when the threads that ran since their previous sample outnumber
+ * the CPUs, the targets not parked MACH_BATCH_OPEN_NS after the requests are deferred.
+ * Batch ticks kept the resumed threads' wake-ups together, and the scheduler then starved
+ * some threads for tens of milliseconds (8 busy threads on 2 CPUs: longest gap 29-54 ms
+ * against 20-24 ms without a sampler, CPU shares 1.10-1.20 apart against 1.03); auto
+ * leaves both as without a sampler, with window p99 65-69 us against 143-148 us
+ * (docs/mach.md, "Stopping many threads"). Tick: the former default, early when the busy
+ * threads fit the CPUs and batch when not (SB_MACH_RELEASE=tick, for A/B). */
+enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH, MACH_RELEASE_TICK };
 #define MACH_SLEEP_SLICE_NS 50000000ull /* stop() waits at most this for a sleeping sampler */
 /* Peeks (Linux) are tried only on a thread that its previous sample found in a system
  * call (blocked in it, or stopped at its syscall instruction): a thread that shares the
@@ -656,7 +663,11 @@ static void tick(void)
 		if (M.tg[i].cpu_ns - M.ts[M.tg[i].e->idx].last_cpu > MACH_BUSY_CPU_NS)
 			busy++;
 	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
-			    (M.release_mode == MACH_RELEASE_AUTO && busy <= M.ncpu);
+			    M.release_mode == MACH_RELEASE_AUTO ||
+			    (M.release_mode == MACH_RELEASE_TICK && busy <= M.ncpu);
+	/* an early tick with more busy targets than CPUs defers its stragglers when the
+	 * batch would have closed */
+	int close_early = M.release_mode == MACH_RELEASE_AUTO && busy > M.ncpu;
 	int my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
 
 	/* Pass 2: request every stop at once. */
@@ -696,10 +707,9 @@ static void tick(void)
 	}
 
 	/* Collect: walk each target as soon as it parks. Early policy: resume it right after
-	 * its walk. Batch policy: the walked ones stay parked until every target has parked
-	 * or timed out: a thread released early wakes with scheduler credit and takes the CPU
-	 * from targets that still have to run to park (measured: many more timeouts, see
-	 * docs/mach.md). When nothing parked for MACH_BATCH_STALL_NS the batch is released
+	 * its walk; with more busy targets than CPUs, the ones not parked when the batch
+	 * would close are deferred (their deadline is the close). Batch policy: the walked
+	 * ones stay parked until every target has parked or the batch closes. When nothing parked for MACH_BATCH_STALL_NS the batch is released
 	 * anyway, so one straggler (signal blocked, CPU taken by another process) does not
 	 * keep everyone stopped for 2 ms. The sampler spins for a park instead of sleeping
 	 * only in early ticks and while no pending target was last seen on its own CPU:
@@ -707,6 +717,10 @@ static void tick(void)
 	int ndone = 0, nresumed = 0;
 	uint64_t progress_ns = sb_now_ns();
 	uint64_t close_ns = M.defer && M.batch_open_ns ? progress_ns + M.batch_open_ns : UINT64_MAX;
+	if (close_early)
+		for (int i = 0; i < npend; i++)
+			if (M.tg[i].t.deadline_ns > close_ns)
+				M.tg[i].t.deadline_ns = close_ns;
 	while (npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
@@ -862,10 +876,11 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	memset(&M.st, 0, sizeof(M.st));
 	M.cfg = *cfg;
 	M.sink = sink;
-	/* SB_MACH_RELEASE=early|batch forces one policy (for measurements); default auto. */
+	/* SB_MACH_RELEASE=early|batch|tick forces one policy (for measurements); default auto. */
 	const char *rel = getenv("SB_MACH_RELEASE");
 	M.release_mode = rel && !strcmp(rel, "early")   ? MACH_RELEASE_EARLY
 			 : rel && !strcmp(rel, "batch") ? MACH_RELEASE_BATCH
+			 : rel && !strcmp(rel, "tick")  ? MACH_RELEASE_TICK
 							: MACH_RELEASE_AUTO;
 	/* SB_MACH_PEEK=0 signals blocked threads too (for A/B measurements); default on. */
 	const char *peek = getenv("SB_MACH_PEEK");
