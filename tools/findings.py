@@ -277,9 +277,9 @@ def render(s):
           f"{p.f(x, 'syscall', 2, 'eintr_per_1k_samples', fmt='{:.0f}')}, "
           f"{p.f(x, 'syscall', 2, 'wall_rate_accuracy')} |")
     w("\nThe window is timed from before the stop request to after the resume (docs/metrics.md). "
-      "With more busy threads than CPUs the tick releases its threads in one batch "
-      "(docs/mach.md, \"Stopping many threads\"), so each window covers the tick's whole stop "
-      "phase. The p99s are made of the host's vCPU stalls (docs/mach.md, \"Cost against the "
+      "With more busy threads than CPUs a target that has not parked 100 µs after the tick's "
+      "requests is deferred and takes its own sample when it next runs (docs/mach.md, "
+      "\"Stopping many threads\"). The p99s are made of the host's vCPU stalls (docs/mach.md, \"Cost against the "
       "host's floor\"); skewed's threads sleep at a barrier and must be woken to park.")
 
     rows = stops_table(p)
