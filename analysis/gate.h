@@ -56,6 +56,8 @@ struct gate_budget {
 	int nconds;
 	int sign_test;                   /* fail only when the runs are over it significantly */
 	int worst;                       /* judge the cell's worst run, not its median (tails) */
+	int per_run;                     /* a quantile: the median of each run's own value, not
+					  * the pooled samples (one stalled run cannot decide) */
 	int calm;                        /* only where the cell's `none` runs show a calm host */
 	char host_fact[GATE_NAME_LEN];   /* `2.0 * host.F`: the limit is value x fact F of the
 					  * current file ("" for a constant); NaN fact: "not

@@ -333,8 +333,11 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 				continue;
 			}
 		}
+		/* a quantile is judged on the cell's pooled samples unless the rule asks for its
+		 * runs' own values (per-run, sign-test, worst) */
 		struct pooled pl;
-		if (pooled_quantile(cur, c, b->metric, cfg->alpha, &pl) != 0 || pl.n == 0)
+		if (b->per_run || b->sign_test || b->worst ||
+		    pooled_quantile(cur, c, b->metric, cfg->alpha, &pl) != 0 || pl.n == 0)
 			pl.n = 0;
 		if (n == 0 && pl.n == 0) {
 			long need = metric_needs(b->metric);

@@ -245,8 +245,8 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 			const char *text)
 {
 	if (n < 5)
-		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [sign-test|worst] "
-			       "[if COND...]'");
+		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [calm] "
+			       "[sign-test|worst|per-run] [if COND...]'");
 	if (cfg->nbudgets == GATE_MAX_BUDGETS)
 		return cerr(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
 	struct gate_budget *b = &cfg->budgets[cfg->nbudgets];
@@ -333,10 +333,19 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		b->worst = 1;
 		i++;
 	}
+	if (i < n && !strcmp(tok[i], "per-run")) {
+		if (b->sign_test || b->worst)
+			return cerr(p, "'per-run' excludes 'sign-test' and 'worst'");
+		if (!is_pooled_metric(b->metric))
+			return cerr(p, "'per-run' needs a quantile metric pooled over samples, got "
+				       "'%s'", b->metric);
+		b->per_run = 1;
+		i++;
+	}
 	if (i < n) {
 		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'worst' or the "
-				       "end of the line, got '%s'", tok[i]);
+			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'worst', "
+				       "'per-run' or the end of the line, got '%s'", tok[i]);
 		if (++i == n)
 			return cerr(p, "'if' needs a condition");
 		for (; i < n; i++) {

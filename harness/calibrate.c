@@ -13,6 +13,9 @@
  *   rendezvous         request -> parked -> released -> the thread runs its own code again
  *   rendezvous_busy    a tick on a busy machine: a spinning thread per CPU (up to 3), all
  *                      requested at once, each released after it parks: request -> released
+ *   rendezvous_busy_observed  the same tick from each spinning thread's side: the longest
+ *                      gap between two reads of its clock in the tick, wake-up after the
+ *                      release and the wait for its CPU included (window_observed's floor)
  *   ptrace_interrupt   PTRACE_INTERRUPT -> stop seen by waitpid -> PTRACE_CONT returned
  * The rendezvous uses the production code (spin budget included) with an empty walk and
  * the sampler's scheduling class, so it is the floor of the mach sampler on this host. */
@@ -79,7 +82,7 @@ static void *spinner(void *arg)
 /* --- the rendezvous of thread_ctl.h, empty walk ------------------------------------- */
 
 struct rdv_out {
-	struct cal_series *stop, *window, *run, *busy;
+	struct cal_series *stop, *window, *run, *busy, *busy_observed;
 };
 
 static void *rendezvous_sampler(void *arg)
@@ -145,24 +148,56 @@ static void *rendezvous_sampler(void *arg)
 struct bspin {
 	struct tc_park park;
 	_Atomic pid_t tid;
+	_Atomic uint64_t alive_ns; /* its last clock read */
+	_Atomic uint64_t gap_ns;   /* its longest gap since the sampler zeroed it */
 	pthread_t t;
 };
 static _Atomic int bstop;
 
+/* Spins reading its clock, as a workload thread's progress clock does, and keeps its
+ * longest gap between two reads: the pause it lived through. */
 static void *bspinner(void *arg)
 {
 	struct bspin *b = arg;
+	uint64_t last = sb_now_ns();
 
 	tc_attach_self(&b->park, 1);
 	atomic_store(&b->tid, sb_gettid());
-	while (!atomic_load_explicit(&bstop, memory_order_relaxed))
-		;
+	while (!atomic_load_explicit(&bstop, memory_order_relaxed)) {
+		uint64_t now = sb_now_ns();
+		if (now - last > atomic_load_explicit(&b->gap_ns, memory_order_relaxed))
+			atomic_store_explicit(&b->gap_ns, now - last, memory_order_relaxed);
+		atomic_store_explicit(&b->alive_ns, now, memory_order_release);
+		last = now;
+	}
 	return NULL;
+}
+
+/* After a tick: waits (up to 100 ms) until each spinner ran again after released_ns,
+ * then records the longest gap each saw. */
+static void record_observed(struct cal_series *obs, struct bspin *b, int nb,
+			    const uint64_t *released_ns)
+{
+	uint64_t deadline = sb_now_ns() + 100000000ull;
+
+	for (int i = 0; i < nb; i++) {
+		if (!released_ns[i])
+			continue;
+		/* sleeping, not spinning: the sampler is SCHED_FIFO and would keep the spinner
+		 * that shares its CPU from running */
+		while (atomic_load_explicit(&b[i].alive_ns, memory_order_acquire) <= released_ns[i]) {
+			if (sb_now_ns() > deadline)
+				return;
+			cal_gap(20000);
+		}
+		obs->v[obs->n++] = (double)atomic_load(&b[i].gap_ns);
+	}
 }
 
 static void *rendezvous_busy_sampler(void *arg)
 {
-	struct cal_series *s = arg;
+	struct rdv_out *o = arg;
+	struct cal_series *s = o->busy;
 	struct bspin b[CAL_BUSY_MAX];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int nb = ncpu < 1 ? 1 : ncpu > CAL_BUSY_MAX ? CAL_BUSY_MAX : (int)ncpu, started = 0;
@@ -180,8 +215,11 @@ static void *rendezvous_busy_sampler(void *arg)
 	for (int rep = 0; started == nb && rep < CAL_RT_REPS && s->n + nb <= CAL_FAST_REPS; rep++) {
 		struct tc_target g[CAL_BUSY_MAX];
 		int pending[CAL_BUSY_MAX], npend = 0;
+		uint64_t released[CAL_BUSY_MAX] = { 0 };
 
 		cal_gap(CAL_GAP_NS);
+		for (int i = 0; i < nb; i++)
+			atomic_store(&b[i].gap_ns, 0);
 		tc_begin_tick(0, 0);
 		for (int i = 0; i < nb; i++) {
 			g[i] = (struct tc_target){ .park = &b[i].park, .tid = atomic_load(&b[i].tid),
@@ -204,7 +242,8 @@ static void *rendezvous_busy_sampler(void *arg)
 					uint64_t parked_ns;
 					tc_get_state(t, &regs, &parked_ns);
 					tc_resume(t);
-					s->v[s->n++] = (double)(sb_now_ns() - t->req_ns);
+					released[pending[k]] = sb_now_ns();
+					s->v[s->n++] = (double)(released[pending[k]] - t->req_ns);
 				}
 				if (r != TC_PENDING) {
 					pending[k] = pending[--npend];
@@ -217,6 +256,8 @@ static void *rendezvous_busy_sampler(void *arg)
 			if (npend > 0)
 				tc_wait(bell, next);
 		}
+		if (o->busy_observed)
+			record_observed(o->busy_observed, b, nb, released);
 	}
 	atomic_store(&bstop, 1);
 	for (int i = 0; i < started; i++)
@@ -234,7 +275,7 @@ static void time_rendezvous(struct rdv_out *o)
 	}
 	if (pthread_create(&t, NULL, rendezvous_sampler, o) == 0)
 		pthread_join(t, NULL);
-	if (o->busy && pthread_create(&t, NULL, rendezvous_busy_sampler, o->busy) == 0)
+	if (o->busy && pthread_create(&t, NULL, rendezvous_busy_sampler, o) == 0)
 		pthread_join(t, NULL);
 	tc_fini();
 }
@@ -296,12 +337,12 @@ void cal_add_row(struct sb_host *h, struct cal_series *s, const char *phase)
 
 int calibrate_host(struct sb_host *h, const char *phase)
 {
-	enum { SYSCALL, CLOCK, FUTEX_X, FUTEX_S, SIGNAL, RDV_STOP, RDV_WIN, RDV, RDV_BUSY, PTRACE,
-	       NSERIES };
+	enum { SYSCALL, CLOCK, FUTEX_X, FUTEX_S, SIGNAL, RDV_STOP, RDV_WIN, RDV, RDV_BUSY,
+	       RDV_BUSY_OBS, PTRACE, NSERIES };
 	static const char *const names[NSERIES] = {
 		"syscall",	   "thread_cpu_clock", "futex_cross",	    "futex_same",
 		"signal_cross",	   "rendezvous_stop",  "rendezvous_window", "rendezvous",
-		"rendezvous_busy",  "ptrace_interrupt",
+		"rendezvous_busy",  "rendezvous_busy_observed", "ptrace_interrupt",
 	};
 	struct cal_series *s = calloc(NSERIES, sizeof(*s));
 	int before = h->ncalib;
@@ -323,7 +364,7 @@ int calibrate_host(struct sb_host *h, const char *phase)
 		else if (s[FUTEX_X].n > 0)
 			tc_set_spin_ns(spin_budget_of(quantile(s[FUTEX_X].v, (size_t)s[FUTEX_X].n, 0.5)));
 	}
-	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV], &s[RDV_BUSY] };
+	struct rdv_out o = { &s[RDV_STOP], &s[RDV_WIN], &s[RDV], &s[RDV_BUSY], &s[RDV_BUSY_OBS] };
 	time_rendezvous(&o);
 
 	for (int i = 0; i < NSERIES; i++)

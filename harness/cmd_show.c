@@ -303,13 +303,13 @@ void show_calibration(FILE *out, const struct sb_host *h)
 		return;
 	}
 	fprintf(out, "calibration, this host's floors in µs (docs/metrics.md):\n");
-	fprintf(out, "  %-18s %8s %8s %8s   %8s %8s %8s\n", "mechanism", "start p50", "p99", "max",
+	fprintf(out, "  %-24s %8s %8s %8s   %8s %8s %8s\n", "mechanism", "start p50", "p99", "max",
 		"end p50", "p99", "max");
 	for (int32_t i = 0; i < h->ncalib && i < SB_CALIB_MAX; i++) {
 		const struct sb_calib_row *c = &h->calib[i];
 		if (strcmp(c->phase, "start") && calib_row(h, c->name, "start"))
 			continue; /* printed with its start row */
-		fprintf(out, "  %-18s", c->name);
+		fprintf(out, "  %-24s", c->name);
 		print_phase(out, calib_row(h, c->name, "start"));
 		fprintf(out, "  ");
 		print_phase(out, calib_row(h, c->name, "end"));

@@ -25,7 +25,7 @@
 static const char *const mechanisms[] = {
 	"syscall",	 "thread_cpu_clock",  "futex_cross", "futex_same",	 "signal_cross",
 	"rendezvous_stop", "rendezvous_window", "rendezvous",  "rendezvous_busy",
-	"ptrace_interrupt",
+	"rendezvous_busy_observed", "ptrace_interrupt",
 };
 #define NMECH (sizeof(mechanisms) / sizeof(mechanisms[0]))
 
@@ -67,6 +67,11 @@ static void test_rows_and_facts(void **state)
 	/* These need nothing but this process: always measured. */
 	assert_true(row(h, "syscall", "start")->n > 0);
 	assert_true(row(h, "rendezvous", "start")->n > 0);
+	/* What the spinning threads saw includes their own stop: the busy tick's observed
+	 * gaps are at least its stops (request -> parked) at the median. */
+	assert_true(row(h, "rendezvous_busy_observed", "start")->n > 0);
+	assert_true(host_fact(h, "rendezvous_busy_observed_p50_ns") >=
+		    host_fact(h, "rendezvous_stop_p50_ns"));
 	/* The rendezvous ends after the thread parked and was released: its phases nest. */
 	assert_true(host_fact(h, "rendezvous_stop_p50_ns") <= host_fact(h, "rendezvous_p50_ns"));
 	assert_float_equal(host_fact(h, "spin_ns"), (double)tc_spin_ns(), 0.5);

@@ -821,6 +821,43 @@ static void test_pooled_quantile_budget(void **state)
 	free_samples();
 }
 
+/* per-run: the median of the runs' own p99s. One run of five on a stalled host (every
+ * window 200 us) owns the pooled p99 and fails it; per-run, four runs at ~60 us pass. A
+ * sampler slow in three runs of five fails both. */
+static void test_per_run_quantile_budget(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	uint64_t seed = 7;
+	assert_int_equal(gate_config_parse("budget * suspend_window_p99_ns <= 100us\n"
+					   "budget * suspend_window_p99_ns <= 100us per-run\n",
+					   "c", &ccfg, err, sizeof(err)), 0);
+	for (int slow_runs = 1; slow_runs <= 3; slow_runs += 2) {
+		ncur = 0;
+		for (int i = 0; i < 5; i++) {
+			struct sb_run *r = add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, i);
+			int slow = i < slow_runs;
+			give_samples(r, 300, slow ? 200e3 : 20e3, slow ? 10e3 : 40e3, 0, 0, &seed);
+			r->metrics.suspend_window_p99_ns = slow ? 209e3 : 59e3;
+		}
+		eval_cfg(&ccfg, &res);
+		const struct gate_check *pooled = find_budget_line(&res, "mach",
+								   "suspend_window_p99_ns", 1);
+		const struct gate_check *per_run = find_budget_line(&res, "mach",
+								    "suspend_window_p99_ns", 2);
+		assert_int_equal(pooled->state, GATE_FAIL);
+		assert_int_equal(per_run->state, slow_runs == 1 ? GATE_PASS : GATE_FAIL);
+		assert_int_equal(per_run->ncur, 5);
+		assert_float_equal(per_run->current, slow_runs == 1 ? 59e3 : 209e3, 1e-6);
+		gate_result_free(&res);
+		free_samples();
+	}
+	expect_config_error("budget * rate_accuracy >= 0.9 per-run\n", 1,
+			    "'per-run' needs a quantile metric");
+	expect_config_error("budget * suspend_window_p99_ns <= 1ms sign-test per-run\n", 1,
+			    "'per-run' excludes");
+}
+
 static void test_timing_compared_within_one_fingerprint(void **state)
 {
 	(void)state;
@@ -1186,6 +1223,7 @@ int main(void)
 		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
 		cmocka_unit_test_setup(test_host_fact_and_floor_budgets, setup),
 		cmocka_unit_test_setup(test_calm_budget_needs_a_calm_none, setup),
+		cmocka_unit_test_setup(test_per_run_quantile_budget, setup),
 		cmocka_unit_test_setup(test_pooled_quantile_budget, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),

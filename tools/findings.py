@@ -30,7 +30,7 @@ METRICS = ("rate_accuracy", "thread_tvd", "magnitude_error", "wall_rate_accuracy
            "window_observed_max_ns", "window_unreported_p50_ns", "pause_p99_ns",
            "pause_excess_fraction", "function_misfit")
 FLOORS = ("syscall", "thread_cpu_clock", "futex_cross", "futex_same", "signal_cross",
-          "rendezvous", "rendezvous_busy", "ptrace_interrupt")
+          "rendezvous", "rendezvous_busy", "rendezvous_busy_observed", "ptrace_interrupt")
 
 
 def fail(msg):
@@ -209,6 +209,8 @@ def render(s):
              "signal_cross": "signal to a thread running on another CPU",
              "rendezvous": "empty rendezvous, one thread",
              "rendezvous_busy": "a tick on a busy machine, per thread (the suspend budgets' floor)",
+             "rendezvous_busy_observed": "the same tick as its threads see it (the observed "
+                                         "windows' floor)",
              "ptrace_interrupt": "ptrace interrupt round trip"}
     for n in FLOORS:
         if n in s["floors_us"]:
