@@ -105,8 +105,7 @@ static void test_ctimer_skewed(void **state)
 }
 
 /* Process-wide setitimer: Linux sends SIGPROF to a thread that is running when the
- * process timer expires, which biases attribution on a 2-core VM (measured thread_tvd
- * 0.03-0.12 on this workload). 0.25 still catches a sampler that charges one thread. */
+ * process timer expires, which biases attribution on a 2-core VM (thread_tvd below). */
 static void test_itimer_skewed(void **state)
 {
 	(void)state;
@@ -114,7 +113,10 @@ static void test_itimer_skewed(void **state)
 	run_skewed("itimer", &r);
 	check_common(&r);
 	assert_true(r.metrics.rate_accuracy >= 0.7 && r.metrics.rate_accuracy <= 1.3);
-	assert_true(r.metrics.thread_tvd < 0.25);
+	/* A process-wide timer is charged to whichever thread runs at the tick: 0.011-0.149
+	 * in 12 quiet runs here, 0.272 in one fresh-clone make check. 0.35 is ci/budgets'
+	 * rule for the class; every sample on one thread gives 0.6-0.9 with these shares. */
+	assert_true(r.metrics.thread_tvd < 0.35);
 	run_free(&r);
 }
 
