@@ -322,6 +322,16 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		}
 		if (b->floor_fact[0]) {
 			double fl = host_fact(cur->host, b->floor_fact) * b->floor_factor;
+			if (isnan(fl) && cur->host->ncalib > 0) {
+				/* calibrated, but before this floor was measured: whether the host
+				 * allows the budget is unknown (without any calibration the
+				 * budget is judged as written) */
+				k->state = GATE_NA;
+				snprintf(k->reason, sizeof(k->reason), "not measured: the file's "
+					 "calibration has no host fact %s, the floor of %s %s (%s:%d)",
+					 b->floor_fact, gate_op_names[b->op], lim, cfg->name, b->line);
+				continue;
+			}
 			if (!isnan(fl) && !op_holds(b->op, fl, limit)) {
 				char fs[32];
 				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);

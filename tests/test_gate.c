@@ -694,6 +694,16 @@ static void test_host_fact_and_floor_budgets(void **state)
 	assert_int_equal(find_budget_line(&res, "mach", "suspend_window_p99_ns", 1)->state, GATE_FAIL);
 	gate_result_free(&res);
 
+	/* calibrated, but without the floor's fact (a file from before it was measured):
+	 * whether this host allows the absolute budget is unknown, and the row says so */
+	host_b.ncalib = 1;
+	eval_cfg(&ccfg, &res);
+	k = find_budget_line(&res, "mach", "suspend_window_p99_ns", 1);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "calibration has no host fact rendezvous_p99_ns"));
+	gate_result_free(&res);
+	host_b.ncalib = 0;
+
 	/* this host's floor (150 us) is over 100 us: the absolute budget is not applicable,
 	 * said in its row; the relative one (300 us) judges: mach passes, fault-slow fails */
 	assert_int_equal(host_fact_set(&host_b, "rendezvous_p99_ns", 150e3), 0);
