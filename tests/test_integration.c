@@ -97,9 +97,15 @@ static void test_ctimer_skewed(void **state)
 	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
 	run_skewed("ctimer", &r);
 	check_common(&r);
-	assert_true(r.metrics.rate_accuracy >= 0.8 && r.metrics.rate_accuracy <= 1.2);
-	assert_true(r.metrics.thread_tvd < 0.1);
-	/* overruns are folded into the weights, so the magnitude is tighter than the rate */
+	/* The count scatters with the host: a signal still pending at the next expiry is an
+	 * overrun, folded into the weight of the sample that is taken. 0.779-0.990 in 5
+	 * fresh-clone make checks (one 1 s run each), magnitude_error 0.001-0.016 in the
+	 * same runs. So the weights carry the tight bound: a sampler that drops samples
+	 * (fault-drop, 30 %) misses it; one that doubles its count fails the rate's 1.3. */
+	assert_true(r.metrics.rate_accuracy >= 0.6 && r.metrics.rate_accuracy <= 1.3);
+	/* its own timer per thread: thread_tvd 0.006-0.086 in those runs; every sample on
+	 * one thread gives 0.6-0.9 */
+	assert_true(r.metrics.thread_tvd < 0.15);
 	assert_true(r.metrics.magnitude_error < 0.1);
 	run_free(&r);
 }
