@@ -170,8 +170,9 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run two at a time, longest first (readme.sh ~30 s, test_report ~19 s, the browser
-# ~14 s), so the two lanes end together; every other test, new ones included, runs alone. The timed parts of platform, gate and bench_driver are
+# run three at a time on the 2 CPUs, longest first (readme.sh ~33 s, test_report ~35 s
+# beside it, the browser ~11 s): 50 s for the lane against 59 s two at a time, on
+# fresh clones of 63da9b7; every other test, new ones included, runs alone. The timed parts of platform, gate and bench_driver are
 # programs of their own, run alone: test_platform_timing, test_gate_faults,
 # test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
 # (tests/machdouble/rates.sh, semantics.sh).
@@ -190,7 +191,7 @@ NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 check-build: $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE) $(REPLAY_BINS)
 check: deps
 	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC)) check-build
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh -j 2 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh -j 3 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
 
 # The quick profile of ci/matrix judged by ci/budgets (docs/gate.md): a benchmark, not a
 # unit test, so not in make check; .ci/run runs it after make check. A sampler of the
