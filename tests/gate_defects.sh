@@ -4,8 +4,8 @@
 # (defect_*.c) fails `sampbench gate --budgets ci/budgets` (exit 1, a failed row naming the
 # metric it was built to break), and the healthy example plugin passes. One bench file of
 # short runs (balanced, 2 threads, 100 Hz, 3 x 0.5 s, with `none` as the reference of overhead
-# and pause excess; the defects marked `gate-workload: hotspot` on hotspot instead; the
-# hanging plugin once, with a 1.5 s watchdog), then one gate per sampler
+# and pause excess; a defect marked `gate-workload: NAME` on that workload instead, beside its
+# own `none` runs; the hanging plugin once, with a 1.5 s watchdog), then one gate per sampler
 # (--sampler). docs/gate.md.
 BUILD=${BUILD:-build}
 # Seconds per run, 3 runs per sampler. At 0.5 s, alone on the 2-core VM (the serial lane
@@ -31,14 +31,16 @@ fault_metric() {
 faults=$($bin list | awk '/\[fault\]/ { print $1 }')
 plugins=
 hang=
-hotspot=
+others= # "workload:so" pairs
 for src in tests/plugins/defect_*.c; do
 	so=$BUILD/tests/plugins/$(basename "$src" .c).so
 	[ -f "$so" ] || { echo "gate_defects: missing $so (make check builds it)"; exit 1; }
-	# a defect only a workload with a function split shows says `gate-workload: hotspot`
+	# a defect only another workload shows says `gate-workload: NAME` (hotspot's function
+	# split, syscall's failing calls, ...)
+	wl=$(sed -n 's/.*gate-workload: \([a-z0-9_-]*\).*/\1/p' "$src" | head -1)
 	case $src in
 	*hang*) hang="$hang $so" ;;
-	*) if grep -q 'gate-workload: hotspot' "$src"; then hotspot="$hotspot $so"
+	*) if [ -n "$wl" ]; then others="$others $wl:$so"
 	   else plugins="$plugins $so"; fi ;;
 	esac
 done
@@ -46,10 +48,11 @@ example=$BUILD/examples/ctimer_plugin.so
 {
 	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
 	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
-	if [ -n "$hotspot" ]; then
-		printf '[defects]\nsamplers = %s\nworkloads = hotspot\nthreads = 2\n' "$hotspot"
+	for wl in $(for p in $others; do echo "${p%%:*}"; done | sort -u); do
+		sos=$(for p in $others; do [ "${p%%:*}" = "$wl" ] && echo "${p#*:}"; done)
+		printf '[defects]\nsamplers = none %s\nworkloads = %s\nthreads = 2\n' "$(echo $sos)" "$wl"
 		printf 'hz = 100\nreps = 3\nduration = %s\n' "$duration"
-	fi
+	done
 	if [ -n "$hang" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
 		printf 'hz = 100\nreps = 1\nduration = 0.5\nwatchdog = 1.5\n'

@@ -8,6 +8,11 @@
  * defect_edit(s, pcs, seq) runs in the signal handler on every sample before it is pushed:
  * it may change the sample and returns 1 to push it, 0 to drop it. Async-signal-safe only.
  * DEFECT_START: a function start() calls first (outside any signal handler).
+ * DEFECT_STOP: a function stop() calls first.
+ * DEFECT_HANDLER(): a statement the handler runs on every sample after the push, before it
+ * restores errno (what a defect does to the interrupted thread: its errno, its stack).
+ * DEFECT_THREAD_START(index) / DEFECT_THREAD_STOP(index): statements thread_start() and
+ * thread_stop() run first, in the workload thread (what a defect does to the thread's state).
  * DEFECT_ONE_PROCESS_TIMER: instead of one timer per thread on the thread's CPU clock, one
  * process-CPU-clock timer whose signal goes to the first thread only. */
 #include <errno.h>
@@ -66,12 +71,18 @@ static void handler(int sig, siginfo_t *si, void *uc)
 			s.suspend_window_ns = (double)(sink->now_ns() - t0);
 		sink->push(sink->ctx, &s);
 	}
+#ifdef DEFECT_HANDLER
+	DEFECT_HANDLER();
+#endif
 	errno = saved_errno;
 }
 
 static void thread_start(int index)
 {
 	(void)index;
+#ifdef DEFECT_THREAD_START
+	DEFECT_THREAD_START(index);
+#endif
 	struct sigevent sev;
 	clockid_t clock = CLOCK_THREAD_CPUTIME_ID;
 
@@ -100,6 +111,9 @@ static void thread_start(int index)
 static void thread_stop(int index)
 {
 	(void)index;
+#ifdef DEFECT_THREAD_STOP
+	DEFECT_THREAD_STOP(index);
+#endif
 	if (!my_armed)
 		return;
 	my_armed = 0;
@@ -132,6 +146,9 @@ static int start(const struct sampbench_config *cfg, const struct sampbench_sink
 
 static int stop(void)
 {
+#ifdef DEFECT_STOP
+	DEFECT_STOP();
+#endif
 	atomic_store(&running, 0);
 	return 0;
 }
