@@ -431,6 +431,8 @@ int cmd_show(int argc, char **argv)
 		show_table_metrics(stdout, runs, nruns, names, (size_t)nnames);
 	else
 		show_table(stdout, runs, nruns);
+	if (!env.all && !names)
+		show_footprint(stdout, runs, nruns);
 	rc = SB_EXIT_OK;
 cleanup:
 	for (size_t i = 0; i < nruns; i++)
