@@ -659,10 +659,12 @@ static void test_footprint_rules(void **state)
 	assert_int_equal(gate_config_parse(
 		"budget * sampler_cpu_measured_fraction <= none.sampler_cpu_measured_fraction + 0.05 if clock=cpu\n"
 		"budget * sampler_cpu_unreported_fraction <= 0.02\n"
-		"budget * rss_growth_bytes_per_s <= 1000000\n",
+		"budget * rss_growth_bytes_per_s <= none.rss_growth_bytes_per_s + 4000000\n",
 		"c", &ccfg, err, sizeof(err)), 0);
 	for (int i = 0; i < 3; i++) {
-		add_run(cur_runs, &ncur, "none", "mixed", 2, 100, i)->metrics.sampler_cpu_measured_fraction = 0.002;
+		struct sb_run *n = add_run(cur_runs, &ncur, "none", "mixed", 2, 100, i);
+		n->metrics.sampler_cpu_measured_fraction = 0.002;
+		n->metrics.rss_growth_bytes_per_s = 0;
 		struct sb_run *r = add_run(cur_runs, &ncur, "ctimer", "mixed", 2, 100, i);
 		r->metrics.sampler_cpu_measured_fraction = 0.002;
 		r->metrics.sampler_cpu_unreported_fraction = 0.001;
