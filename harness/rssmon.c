@@ -1,36 +1,62 @@
 /* rssmon.c - the run child's private memory, read from /proc (rssmon.h). */
 #include "harness/rssmon.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "core/sample.h"
 
-double rssmon_private_bytes(pid_t pid)
+/* Private bytes from the text of a statm file, or NaN. */
+static double parse_statm(const char *text)
+{
+	unsigned long size, resident, shared;
+	long page = sysconf(_SC_PAGESIZE);
+
+	/* resident counts file-backed and shared-memory pages too; shared is exactly those */
+	if (sscanf(text, "%lu %lu %lu", &size, &resident, &shared) != 3 || resident < shared)
+		return NAN;
+	return (double)(resident - shared) * (double)(page > 0 ? page : 4096);
+}
+
+/* Reads fd's statm from its start: one pread, ~1 us (fopen and fscanf: ~6 us). */
+static double read_statm(int fd)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return NAN;
+	buf[n] = 0;
+	return parse_statm(buf);
+}
+
+static int open_statm(pid_t pid)
 {
 	char path[64];
-	unsigned long size, resident, shared;
-	double v = NAN;
 
 	if (pid > 0)
 		snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/statm");
-	FILE *f = fopen(path, "r");
-	if (!f)
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+double rssmon_private_bytes(pid_t pid)
+{
+	int fd = open_statm(pid);
+	if (fd < 0)
 		return NAN;
-	long page = sysconf(_SC_PAGESIZE);
-	/* resident counts file-backed and shared-memory pages too; shared is exactly those */
-	if (fscanf(f, "%lu %lu %lu", &size, &resident, &shared) == 3 && resident >= shared)
-		v = (double)(resident - shared) * (double)(page > 0 ? page : 4096);
-	fclose(f);
+	double v = read_statm(fd);
+	close(fd);
 	return v;
 }
 
 void rssmon_init(struct rssmon *m, pid_t pid)
 {
 	m->pid = pid;
+	m->fd = open_statm(pid);
 	m->peak = NAN;
 	m->n = 0;
 	m->stride = 1;
@@ -61,7 +87,15 @@ void rssmon_add(struct rssmon *m, uint64_t t_ns, double v)
 
 void rssmon_poll(struct rssmon *m)
 {
-	rssmon_add(m, sb_now_ns(), rssmon_private_bytes(m->pid));
+	if (m->fd >= 0)
+		rssmon_add(m, sb_now_ns(), read_statm(m->fd));
+}
+
+void rssmon_close(struct rssmon *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
 }
 
 double rssmon_growth(const struct rssmon *m, uint64_t t0, uint64_t t1)

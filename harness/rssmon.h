@@ -14,6 +14,7 @@
 
 struct rssmon {
 	pid_t pid;
+	int fd;            /* /proc/PID/statm, kept open: each look is one pread */
 	double peak;       /* bytes, NaN until a read succeeded */
 	size_t n;          /* points in t/v */
 	uint32_t stride;   /* keep one look in stride (doubles at every thinning) */
@@ -26,14 +27,17 @@ struct rssmon {
  * when unreadable (no /proc, the process is gone). */
 double rssmon_private_bytes(pid_t pid);
 
-/* Starts watching pid (peak NaN, no points). */
+/* Starts watching pid (peak NaN, no points); opens its statm (rssmon_close closes it). */
 void rssmon_init(struct rssmon *m, pid_t pid);
+
+/* Closes what rssmon_init opened; the peak and the points stay. */
+void rssmon_close(struct rssmon *m);
 
 /* Adds one reading v (bytes, NaN ignored) taken at t_ns: raises the peak, keeps the point
  * when its turn in the stride comes, halving the series when full. */
 void rssmon_add(struct rssmon *m, uint64_t t_ns, double v);
 
-/* Reads pid now and adds the reading (rssmon_add). */
+/* Reads pid now and adds the reading (rssmon_add); nothing once it is gone. */
 void rssmon_poll(struct rssmon *m);
 
 /* Least-squares slope in bytes/s of the points with t in [t0 + (t1-t0)/4, t1]: the first

@@ -384,6 +384,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	};
 	struct child_exit ex;
 	child_wait(&child, &wopts, &ex); /* wait4 failing: recorded as what is known */
+	rssmon_close(&rss);
 	int status = ex.status, killed = ex.killed, interrupted = ex.interrupted;
 	struct rusage ru = ex.ru;
 

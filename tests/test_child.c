@@ -159,6 +159,7 @@ static void test_rssmon_growth(void **state)
 	(void)state;
 	static struct rssmon m;
 	rssmon_init(&m, 0);
+	rssmon_close(&m); /* the points come from here, not from /proc */
 	/* 4000 looks 1 ms apart over 4 s: flat at 10 MB for the first second (setup, not
 	 * counted), then +50 MB/s, then one reading after the work (not counted) */
 	for (int i = 0; i < 4000; i++) {
@@ -172,6 +173,7 @@ static void test_rssmon_growth(void **state)
 	assert_float_equal(rssmon_growth(&m, 0, 3999000000ull), 50e6, 0.5e6);
 	/* a flat series grows 0; too few points or an empty window say nothing */
 	rssmon_init(&m, 0);
+	rssmon_close(&m);
 	for (int i = 0; i < 100; i++)
 		rssmon_add(&m, (uint64_t)i * 10000000ull, 5e6);
 	assert_float_equal(rssmon_growth(&m, 0, 1000000000ull), 0, 1e-6);
@@ -201,6 +203,15 @@ static void test_rssmon_private_excludes_shared(void **state)
 	 * own heap), the private one by all of it */
 	assert_true(after_shared - before < 4e6);
 	assert_true(after_private - after_shared > 30e6);
+	/* a watch on this process: one look is one point at the private bytes */
+	static struct rssmon m;
+	rssmon_init(&m, getpid());
+	rssmon_poll(&m);
+	assert_int_equal(m.n, 1);
+	assert_true(m.peak > 30e6);
+	rssmon_close(&m);
+	rssmon_poll(&m); /* closed: nothing more */
+	assert_int_equal(m.n, 1);
 	munmap(sh, len);
 	munmap(pv, len);
 	assert_true(isnan(rssmon_private_bytes(999999999)));
