@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +370,13 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 
 	double steal0 = steal_ns_now();
 	struct child_run_arg arg = { spec, sink, sh, pauses };
+#ifdef __GLIBC__
+	/* The child inherits this process's heap: free chunks left resident by earlier runs
+	 * would take its allocations without a new page, hiding them from its private RSS
+	 * (gperftools' start: 8.5 MB in the first run of a file, 0.15 MB in the next ones).
+	 * Handing them back first makes every run's child start alike. */
+	malloc_trim(0);
+#endif
 	struct child child;
 	if (child_start(&child, 1, child_body, &arg) != 0)
 		goto cleanup;
