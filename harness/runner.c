@@ -38,9 +38,9 @@ struct run_shared {
 	char reason[SB_REASON_LEN];
 	uint64_t work_start_ns, work_end_ns;
 	/* What the child's CPU went to that is the harness's, not the sampler's: everything
-	 * before the sampler's start(), and the main thread's own clock around workload_run
-	 * and from the sampler's stop() to the end (docs/metrics.md "What the sampler costs
-	 * the process"). */
+	 * before the sampler's start(), the main thread's own clock around workload_run and
+	 * from the sampler's stop() to the end, and the workload's helper threads
+	 * (docs/metrics.md "What the sampler costs the process"). */
 	uint64_t harness_cpu_ns;
 	double rss_start, rss_work_start, rss_work_end; /* private bytes (rssmon.h) */
 	int nstats;
