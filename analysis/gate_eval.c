@@ -136,7 +136,9 @@ void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
 
 /* The capability a metric needs, for "NaN: failure or not measured": a cap bit; 0 when
  * every sampler must give it (it counts samples or the run); -1 when it needs something
- * outside the sampler (a `none` run for overhead, host calibration for floor ratios). */
+ * outside the sampler (a `none` run for overhead, host calibration for floor ratios); -2
+ * when it comes from the harness's process accounting (not in tool or exec runs); -3 when
+ * it checks a claim the sampler may not make (sampler_cpu_unreported_fraction). */
 static long metric_needs(const char *m)
 {
 	static const struct { const char *prefix; long cap; } needs[] = {
@@ -148,6 +150,8 @@ static long metric_needs(const char *m)
 		{ "function_tvd", SB_CAP_STACKS }, { "function_misfit", SB_CAP_STACKS },
 		{ "truncated_fraction", SB_CAP_STACKS }, { "offcpu_sample_fraction", SB_CAP_STACKS },
 		{ "stop_latency_", SB_CAP_STOP_LATENCY }, { "suspend_window_", SB_CAP_SUSPEND_WINDOW },
+		/* the footprint: the harness's process accounting, and a claim to check */
+		{ "sampler_cpu_measured_", -2 }, { "rss_", -2 }, { "sampler_cpu_unreported_", -3 },
 		{ "overhead", -1 }, { "sampler_cpu_", -1 }, { "offcpu_true", -1 },
 		{ "eintr_", -1 }, { "short_io_", -1 }, { "interval_", -1 }, { "wall_rate", -1 },
 		{ "window_", SB_CAP_SUSPEND_WINDOW }, { "pause_excess_", -1 },
@@ -379,8 +383,12 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 					 cfg->name, b->line);
 			} else if (need < 0) {
 				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: needs a `none` run "
-					 "or host calibration in the file (%s:%d)", cfg->name, b->line);
+				snprintf(k->reason, sizeof(k->reason), "not measured: %s (%s:%d)",
+					 need == -3 ? "the sampler reports no sampler_cpu_ns to check"
+					 : need == -2 ? "no process accounting in its runs (a tool's or "
+							"exec run, or an older file)"
+						      : "needs a `none` run or host calibration in the file",
+					 cfg->name, b->line);
 			} else {
 				snprintf(k->reason, sizeof(k->reason), "NaN in every run, yet %s (%s:%d)",
 					 need > 0 ? "the sampler claims it" : "every sampler must give it",

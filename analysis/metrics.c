@@ -262,6 +262,30 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		m->offcpu_sample_fraction = (double)off / (double)total;
 }
 
+/* What the sampler costs the process (docs/metrics.md): the run child's CPU from wait4
+ * (its reaped tracer or probe included) less the workload threads' truth and the harness's
+ * own clocked parts, against the sampler's claim; its private memory from the harness's
+ * stats. NaN where a stat is missing (exec and tool runs, older files). */
+static void cost_metrics(struct sb_run *r, double true_cpu)
+{
+	struct sb_metrics *m = &r->metrics;
+	double child = run_stat(r, "child_utime_ns") + run_stat(r, "child_stime_ns");
+	double measured = child - run_stat(r, "child_harness_cpu_ns") - true_cpu;
+	double claimed = run_stat(r, "sampler_cpu_ns");
+	double wall = r->wall_s * 1e9;
+
+	m->sampler_cpu_measured_ns = measured;
+	if (!isnan(measured) && wall > 0) {
+		m->sampler_cpu_measured_fraction = measured / wall;
+		if (!isnan(claimed))
+			m->sampler_cpu_unreported_fraction = (measured - claimed) / wall;
+	}
+	double peak = run_stat(r, "rss_private_peak_bytes");
+	double start = run_stat(r, "rss_private_start_bytes");
+	m->rss_peak_bytes = peak - start;
+	m->rss_growth_bytes_per_s = run_stat(r, "rss_private_growth_bytes_per_s");
+}
+
 void metrics_compute(struct sb_run *r, const struct workload *w)
 {
 	struct sb_metrics *m = &r->metrics;
@@ -359,6 +383,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 	double sampler_cpu = run_stat(r, "sampler_cpu_ns");
 	if (!isnan(sampler_cpu) && r->wall_s > 0)
 		m->sampler_cpu_fraction = sampler_cpu / (r->wall_s * 1e9);
+	cost_metrics(r, true_cpu);
 }
 
 /* host fact name, or NaN when absent or not positive */
@@ -396,4 +421,27 @@ void metrics_floor_ratios(struct sb_run *r, const struct sb_host *h, int externa
 	if (r->threads > 0)
 		m->sampler_cpu_per_tick_floor_ratio =
 			m->sampler_cpu_per_tick_ns / (floor_of(h, "syscall", "p50") * r->threads);
+}
+
+void metrics_cost_excess(struct sb_run *r, const struct sb_run *done, size_t ndone)
+{
+	double sum = 0;
+	int k = 0;
+
+	if (!strcmp(r->sampler, "none")) {
+		r->metrics.rss_peak_excess_bytes = isnan(r->metrics.rss_peak_bytes) ? NAN : 0;
+		return;
+	}
+	for (size_t i = 0; i < ndone; i++) {
+		const struct sb_run *d = &done[i];
+		/* a `none` of a variant is that variant's reference; one without is everyone's */
+		if (strcmp(d->sampler, "none") || (d->variant[0] && strcmp(d->variant, r->variant)) ||
+		    strcmp(d->workload, r->workload) || d->threads != r->threads ||
+		    d->duration_s != r->duration_s || !run_scored(d->status) ||
+		    isnan(d->metrics.rss_peak_bytes))
+			continue;
+		sum += d->metrics.rss_peak_bytes;
+		k++;
+	}
+	r->metrics.rss_peak_excess_bytes = k ? r->metrics.rss_peak_bytes - sum / k : NAN;
 }

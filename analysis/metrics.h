@@ -27,6 +27,10 @@ struct sb_host;
  * rendezvous). NaN where h has no calibration or the sampler stops no thread. */
 void metrics_floor_ratios(struct sb_run *r, const struct sb_host *h, int external);
 
+/* Sets r's rss_peak_excess_bytes: its rss_peak_bytes minus the mean of the scored `none`
+ * runs of the same cell among done[0..ndone) (0 for a `none` run; NaN without a `none`). */
+void metrics_cost_excess(struct sb_run *r, const struct sb_run *done, size_t ndone);
+
 /* 1/2 sum |a_i/sum(a) - b_i/sum(b)| over n buckets; NaN when either sum is 0. */
 double tvd(const double *a, const double *b, size_t n);
 #endif

@@ -756,6 +756,50 @@ def summary_table(page, runs, samplers):
                          r["reason"]] for r in bad]))
 
 
+FOOTPRINT = [  # (metric, header, scale, decimals); missing columns (older files) print '-'
+    ("sampler_cpu_measured_fraction", "CPU measured %", 100, 2),
+    ("sampler_cpu_fraction", "CPU claimed %", 100, 2),
+    ("sampler_cpu_unreported_fraction", "unreported %", 100, 2),
+    ("rss_peak_excess_bytes", "RSS peak excess KB", 1e-3, 0),
+    ("rss_growth_bytes_per_s", "RSS growth KB/s", 1e-3, 1),
+    ("integrity_violations", "integrity violations", 1, 0),
+    ("stack_peak_bytes", "stack peak KB", 1e-3, 1),
+]
+
+
+def median(values):
+    """Median of the finite values, NaN when none."""
+    v = [x for x in values if np.isfinite(x)]
+    return float(np.median(v)) if v else float("nan")
+
+
+def footprint_table(page, runs, samplers):
+    """What each sampler cost the process, per cell: medians over its ok runs of the CPU
+    measured from the process against the CPU it claims, its private memory's peak above
+    `none` and growth, and the integrity counts when the file has them (docs/metrics.md)."""
+    c = cells(runs)
+    order = {s: i for i, s in enumerate(samplers)}
+    rows = []
+    for key in sorted(c, key=lambda k: (order.get(k[0], 99), k[1], k[2], k[3])):
+        rs = c[key]
+        row = [key[0], key[1], key[2], f"{key[3]:g}"]
+        for m, _, scale, dec in FOOTPRINT:
+            v = median(float(r.get(m, np.nan)) for r in rs)
+            # + 0.0: a value that rounds to zero prints 0, never -0
+            row.append(f"{round(v * scale, dec) + 0.0:.{dec}f}" if np.isfinite(v) else "-")
+        rows.append(row)
+    if not any(x != "-" for row in rows for x in row[4:]):
+        page.p("no footprint metrics in these runs (files written before them)", "note")
+        return
+    page.p("What each sampler cost the process, measured from the process (medians over the "
+           "cell's ok runs, docs/metrics.md \"What the sampler costs the process\"): the run's "
+           "CPU less the workload threads' and the harness's, against the sampler_cpu_ns it "
+           "claims (% of a core); its private memory above `none`'s and its growth; the "
+           "integrity counts where the file has them.", "caption")
+    page.add(table(["sampler", "workload", "threads", "Hz"] + [h for _, h, _, _ in FOOTPRINT],
+                   rows))
+
+
 def host_list(runs):
     """The hosts of the runs, in order of their first run: one dict each (run_host)."""
     hosts = {}
@@ -990,6 +1034,7 @@ def build(paths, outdir, history=None, history_metrics=None):
             page.p("overhead needs a `none` run in the same file: not measured here", "note")
     else:
         page.p("no overhead, sampler CPU or EINTR data in these runs", "note")
+    footprint_table(page, all_runs, ["none"] + samplers)
 
     page.section("pauses", "Observed pauses")
     pcolors = dict(colors, none=(0.6, 0.6, 0.6))

@@ -54,7 +54,13 @@
 	X(window_observed_p99_ns, "ns", "99th percentile of those observed pauses")       \
 	X(window_observed_max_ns, "ns", "longest of those observed pauses")               \
 	X(window_report_ratio, "ratio", "window_observed_p50_ns / median reported window, same samples") \
-	X(window_unreported_p50_ns, "ns", "median of (observed - reported window) over the same samples")
+	X(window_unreported_p50_ns, "ns", "median of (observed - reported window) over the same samples") \
+	X(sampler_cpu_measured_ns, "ns", "run child's CPU (wait4) - workload threads' truth - harness's own") \
+	X(sampler_cpu_measured_fraction, "ratio", "sampler_cpu_measured_ns / run wall time (cores)") \
+	X(sampler_cpu_unreported_fraction, "ratio", "(measured - claimed sampler_cpu_ns) / wall; NaN without a claim") \
+	X(rss_peak_bytes, "bytes", "peak private RSS of the run child above that at its start") \
+	X(rss_peak_excess_bytes, "bytes", "rss_peak_bytes - that of `none` (same cell, same file)") \
+	X(rss_growth_bytes_per_s, "bytes/s", "slope of private RSS over the work's last 3/4")
 
 struct sb_metrics {
 #define X(n, u, d) double n;

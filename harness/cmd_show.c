@@ -344,7 +344,11 @@ static void usage(FILE *out)
 		"\n"
 		"Prints the host and one row per run of FILE.h5: id, sampler, workload, threads,\n"
 		"hz, repetition, status, samples and metrics (ns metrics in µs). `-` is a metric\n"
-		"the mechanism cannot measure; failed and skipped runs show why.\n"
+		"the mechanism cannot measure; failed and skipped runs show why. Without\n"
+		"--metrics or --all, then the footprint table: per sampler, the medians over its\n"
+		"ok runs of the CPU measured from the process against the CPU it claims, its\n"
+		"private memory's peak above `none` and growth, and the integrity counts\n"
+		"(docs/metrics.md \"What the sampler costs the process\").\n"
 		"\n");
 	opt_help(out, cmd_show_options);
 	fputs("\nmetrics:\n ", out);
@@ -431,6 +435,8 @@ int cmd_show(int argc, char **argv)
 		show_table_metrics(stdout, runs, nruns, names, (size_t)nnames);
 	else
 		show_table(stdout, runs, nruns);
+	if (!env.all && !names)
+		show_footprint(stdout, runs, nruns);
 	rc = SB_EXIT_OK;
 cleanup:
 	for (size_t i = 0; i < nruns; i++)

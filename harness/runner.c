@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include "analysis/symbolize.h"
 #include "core/iso_time.h"
 #include "harness/child.h"
+#include "harness/rssmon.h"
 #include "sampler/threads.h"
 
 #define RUNNER_POLL_NS 2000000u /* between two looks at the child */
@@ -33,6 +37,12 @@ struct run_shared {
 	int status; /* enum sb_status, set by the child when not ok */
 	char reason[SB_REASON_LEN];
 	uint64_t work_start_ns, work_end_ns;
+	/* What the child's CPU went to that is the harness's, not the sampler's: everything
+	 * before the sampler's start(), the main thread's own clock around workload_run and
+	 * from the sampler's stop() to the end, and the workload's helper threads
+	 * (docs/metrics.md "What the sampler costs the process"). */
+	uint64_t harness_cpu_ns;
+	double rss_start, rss_work_start, rss_work_end; /* private bytes (rssmon.h) */
 	int nstats;
 	struct sb_stat_row stats[SB_MAX_STATS];
 	struct wl_truth truth[SB_MAX_THREADS];
@@ -49,6 +59,34 @@ static void child_fail(struct run_shared *sh, int status, const char *fmt, const
 {
 	sh->status = status;
 	snprintf(sh->reason, sizeof(sh->reason), fmt, arg);
+}
+
+/* CPU of this process and of its reaped children (a sampler's probe), in ns. */
+static uint64_t process_cpu_ns(void)
+{
+	struct rusage s, c;
+	uint64_t ns = 0;
+
+	if (getrusage(RUSAGE_SELF, &s) == 0)
+		ns += (uint64_t)s.ru_utime.tv_sec * 1000000000u + (uint64_t)s.ru_utime.tv_usec * 1000u +
+		      (uint64_t)s.ru_stime.tv_sec * 1000000000u + (uint64_t)s.ru_stime.tv_usec * 1000u;
+	if (getrusage(RUSAGE_CHILDREN, &c) == 0)
+		ns += (uint64_t)c.ru_utime.tv_sec * 1000000000u + (uint64_t)c.ru_utime.tv_usec * 1000u +
+		      (uint64_t)c.ru_stime.tv_sec * 1000000000u + (uint64_t)c.ru_stime.tv_usec * 1000u;
+	return ns;
+}
+
+/* Copies the sampler's stats into sh. */
+static void child_copy_stats(const struct sampler *s, struct run_shared *sh)
+{
+	struct sb_stat st[SB_MAX_STATS];
+	int n = s->stats(st, SB_MAX_STATS);
+
+	for (int i = 0; i < n && i < SB_MAX_STATS; i++) {
+		snprintf(sh->stats[i].name, sizeof(sh->stats[i].name), "%s", st[i].name);
+		sh->stats[i].value = st[i].value;
+	}
+	sh->nstats = n < SB_MAX_STATS ? n : SB_MAX_STATS;
 }
 
 /* The child: never returns. */
@@ -78,6 +116,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	};
 
 	signal(SIGINT, SIG_DFL);
+	sh->rss_start = rssmon_private_bytes(0);
 	sb_thread_begin(-1);
 	if (s->available && s->available(why, sizeof(why)) != 0) {
 		child_fail(sh, SB_RUN_SKIPPED, "%s", why);
@@ -85,28 +124,28 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	}
 	sb_active_sampler = s;
 	atomic_store(&sh->phase, PH_STARTING);
+	uint64_t harness_ns = process_cpu_ns();
 	if (s->start(&cfg, sink) != 0) {
 		child_fail(sh, SB_RUN_FAILED, "sampler start failed: %s", strerror(errno));
 		_exit(1);
 	}
 	atomic_store(&sh->phase, PH_RUNNING);
+	uint64_t main0 = sb_thread_cpu_ns();
+	sh->rss_work_start = rssmon_private_bytes(0);
 	sh->work_start_ns = sb_now_ns();
 	int wrc = workload_run(spec->workload, &ctx);
 	sh->work_end_ns = sb_now_ns();
+	sh->rss_work_end = rssmon_private_bytes(0);
+	harness_ns += sb_thread_cpu_ns() - main0 + atomic_load(&ctx.aux_cpu_ns);
 	atomic_store(&sh->phase, PH_STOPPING);
 	if (s->stop() != 0 && sh->status == SB_RUN_OK)
 		child_fail(sh, SB_RUN_FAILED, "sampler stop failed: %s", strerror(errno));
+	uint64_t main2 = sb_thread_cpu_ns();
 	if (wrc != 0 && sh->status == SB_RUN_OK)
 		child_fail(sh, SB_RUN_FAILED, "workload failed: %s", strerror(errno));
-	if (s->stats) {
-		struct sb_stat st[SB_MAX_STATS];
-		int n = s->stats(st, SB_MAX_STATS);
-		for (int i = 0; i < n && i < SB_MAX_STATS; i++) {
-			snprintf(sh->stats[i].name, sizeof(sh->stats[i].name), "%s", st[i].name);
-			sh->stats[i].value = st[i].value;
-		}
-		sh->nstats = n < SB_MAX_STATS ? n : SB_MAX_STATS;
-	}
+	if (s->stats)
+		child_copy_stats(s, sh);
+	sh->harness_cpu_ns = harness_ns + (sb_thread_cpu_ns() - main2);
 	atomic_store(&sh->phase, PH_DONE);
 	_exit(sh->status == SB_RUN_OK ? 0 : 1);
 }
@@ -224,10 +263,31 @@ static int collect_pauses(const struct wl_pauses *pauses, struct sb_run *r)
 	return 0;
 }
 
+static void rss_poll(void *arg, uint64_t polls)
+{
+	(void)polls;
+	rssmon_poll(arg);
+}
+
+/* The child's memory and harness CPU as stats (docs/metrics.md "What the sampler costs the
+ * process"): private resident bytes at its start and at its peak (the parent's looks and the
+ * child's own readings at the work's edges), and their growth over the work. */
+static void add_cost_stats(struct sb_run *r, const struct run_shared *sh, struct rssmon *rss)
+{
+	rssmon_add(rss, sh->work_start_ns, sh->rss_work_start);
+	rssmon_add(rss, sh->work_end_ns, sh->rss_work_end);
+	run_add_stat(r, "child_harness_cpu_ns",
+		     atomic_load(&sh->phase) == PH_DONE ? (double)sh->harness_cpu_ns : NAN);
+	run_add_stat(r, "rss_private_start_bytes", sh->rss_start);
+	run_add_stat(r, "rss_private_peak_bytes", rss->peak);
+	run_add_stat(r, "rss_private_growth_bytes_per_s",
+		     rssmon_growth(rss, sh->work_start_ns, sh->work_end_ns));
+}
+
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		   const struct run_shared *sh, const struct wl_pauses *pauses, struct sb_run *r,
-		   const struct rusage *ru, double steal_ns)
+		   const struct rusage *ru, double steal_ns, struct rssmon *rss)
 {
 	r->thread_rows = calloc(SB_MAX_THREADS, sizeof(*r->thread_rows));
 	if (child_collect_sink(r, sink) != 0 || !r->thread_rows || run_alloc_stats(r) != 0 ||
@@ -256,6 +316,7 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
 	child_add_rusage_stats(r, ru);
 	run_add_stat(r, "host_steal_ns", steal_ns);
+	add_cost_stats(r, sh, rss);
 	return 0;
 }
 
@@ -309,9 +370,18 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 
 	double steal0 = steal_ns_now();
 	struct child_run_arg arg = { spec, sink, sh, pauses };
+#ifdef __GLIBC__
+	/* The child inherits this process's heap: free chunks left resident by earlier runs
+	 * would take its allocations without a new page, hiding them from its private RSS
+	 * (gperftools' start: 8.5 MB in the first run of a file, 0.15 MB in the next ones).
+	 * Handing them back first makes every run's child start alike. */
+	malloc_trim(0);
+#endif
 	struct child child;
 	if (child_start(&child, 1, child_body, &arg) != 0)
 		goto cleanup;
+	static struct rssmon rss; /* 16 KB: not on the stack */
+	rssmon_init(&rss, child.pid);
 
 	double limit = spec->watchdog_s > 0 ? spec->watchdog_s
 					    : spec->duration_s + fmax(5.0, spec->duration_s);
@@ -319,9 +389,12 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 		.timeout_s = limit,
 		.interrupted = &runner_interrupted,
 		.poll_ns = RUNNER_POLL_NS,
+		.poll = rss_poll,
+		.arg = &rss,
 	};
 	struct child_exit ex;
 	child_wait(&child, &wopts, &ex); /* wait4 failing: recorded as what is known */
+	rssmon_close(&rss);
 	int status = ex.status, killed = ex.killed, interrupted = ex.interrupted;
 	struct rusage ru = ex.ru;
 
@@ -359,7 +432,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	}
 	if (sh->work_end_ns > sh->work_start_ns)
 		r->wall_s = (double)(sh->work_end_ns - sh->work_start_ns) / 1e9;
-	if (collect(spec, sink, sh, pauses, r, &ru, steal_ns_now() - steal0) != 0) {
+	if (collect(spec, sink, sh, pauses, r, &ru, steal_ns_now() - steal0, &rss) != 0) {
 		run_free(r);
 		goto cleanup;
 	}

@@ -211,6 +211,8 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 		else if (run_scored(r.status) && !isnan(r.metrics.pause_fraction))
 			r.metrics.pause_excess_fraction = r.metrics.pause_excess_p99_ns = 0;
 		if (run_scored(r.status))
+			metrics_cost_excess(&r, done, ndone);
+		if (run_scored(r.status))
 			metrics_floor_ratios(&r, &host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
 		if (h5_append_run(f, &r) != 0) {
 			sb_err("%s", h5_strerror(f));

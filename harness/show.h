@@ -29,6 +29,12 @@ void show_table_metrics(FILE *out, const struct sb_run *runs, size_t n,
 void show_vertical(FILE *out, const struct sb_run *runs, size_t n, const char *const *metrics,
 		   size_t nmetrics);
 
+/* Prints the footprint table: one row per sampler with the medians over its ok runs of
+ * the CPU the process measured for it and the CPU it claimed (% of a core), the CPU it did
+ * not report, its private memory's peak above `none` and growth, and the integrity
+ * metrics when the file has them (worst run); `-` where a metric is missing or NaN. */
+void show_footprint(FILE *out, const struct sb_run *runs, size_t n);
+
 /* Index of metric name in sb_metric_infos, or -1. */
 int show_metric_index(const char *name);
 

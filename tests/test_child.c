@@ -13,10 +13,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness/child.h"
+#include "harness/rssmon.h"
 
 static void exit_with_7(void *arg)
 {
@@ -149,6 +152,71 @@ static void test_without_group_only_the_child(void **state)
 	assert_true(alive);
 }
 
+/* The growth slope of a series that leaks 50 MB/s after a flat first quarter, thinned past
+ * RSSMON_MAX points, and the peak. */
+static void test_rssmon_growth(void **state)
+{
+	(void)state;
+	static struct rssmon m;
+	rssmon_init(&m, 0);
+	rssmon_close(&m); /* the points come from here, not from /proc */
+	/* 4000 looks 1 ms apart over 4 s: flat at 10 MB for the first second (setup, not
+	 * counted), then +50 MB/s, then one reading after the work (not counted) */
+	for (int i = 0; i < 4000; i++) {
+		double t = i / 1000.0;
+		rssmon_add(&m, (uint64_t)(t * 1e9), 10e6 + (t < 1 ? 0 : (t - 1) * 50e6));
+	}
+	rssmon_add(&m, 5000000000ull, 1e9);
+	assert_true(m.n <= RSSMON_MAX);
+	assert_true(m.stride >= 4);
+	assert_float_equal(m.peak, 1e9, 1);
+	assert_float_equal(rssmon_growth(&m, 0, 3999000000ull), 50e6, 0.5e6);
+	/* a flat series grows 0; too few points or an empty window say nothing */
+	rssmon_init(&m, 0);
+	rssmon_close(&m);
+	for (int i = 0; i < 100; i++)
+		rssmon_add(&m, (uint64_t)i * 10000000ull, 5e6);
+	assert_float_equal(rssmon_growth(&m, 0, 1000000000ull), 0, 1e-6);
+	assert_true(isnan(rssmon_growth(&m, 0, 20000000ull)));
+	assert_true(isnan(rssmon_growth(&m, 1000000000ull, 1000000000ull)));
+	rssmon_add(&m, 2000000000ull, NAN);
+	assert_float_equal(m.peak, 5e6, 1);
+}
+
+/* Private bytes count touched private pages, and not a touched MAP_SHARED area (the sample
+ * sink is one). */
+static void test_rssmon_private_excludes_shared(void **state)
+{
+	(void)state;
+	size_t len = 32u << 20;
+	double before = rssmon_private_bytes(0);
+	assert_false(isnan(before));
+	char *sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(sh != MAP_FAILED);
+	memset(sh, 1, len);
+	double after_shared = rssmon_private_bytes(0);
+	char *pv = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pv != MAP_FAILED);
+	memset(pv, 1, len);
+	double after_private = rssmon_private_bytes(getpid());
+	/* 32 MB touched each: the shared area moves the count by less than 4 MB (the test's
+	 * own heap), the private one by all of it */
+	assert_true(after_shared - before < 4e6);
+	assert_true(after_private - after_shared > 30e6);
+	/* a watch on this process: one look is one point at the private bytes */
+	static struct rssmon m;
+	rssmon_init(&m, getpid());
+	rssmon_poll(&m);
+	assert_int_equal(m.n, 1);
+	assert_true(m.peak > 30e6);
+	rssmon_close(&m);
+	rssmon_poll(&m); /* closed: nothing more */
+	assert_int_equal(m.n, 1);
+	munmap(sh, len);
+	munmap(pv, len);
+	assert_true(isnan(rssmon_private_bytes(999999999)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +224,8 @@ int main(void)
 		cmocka_unit_test(test_deadline_kills_the_group),
 		cmocka_unit_test(test_interrupt_kills),
 		cmocka_unit_test(test_without_group_only_the_child),
+		cmocka_unit_test(test_rssmon_growth),
+		cmocka_unit_test(test_rssmon_private_excludes_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -648,6 +648,68 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 	gate_result_free(&res);
 }
 
+/* The footprint rules (ci/budgets): a sampler that under-reports its CPU fails the measured
+ * rule exactly where an honest one does, and the claim rule besides; NaN footprint metrics
+ * (a tool's run: no process accounting; a sampler that claims no CPU) are "not measured",
+ * never a failure. */
+static void test_footprint_rules(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse(
+		"budget * sampler_cpu_measured_fraction <= none.sampler_cpu_measured_fraction + 0.05 if clock=cpu\n"
+		"budget * sampler_cpu_unreported_fraction <= 0.02\n"
+		"budget * rss_growth_bytes_per_s <= none.rss_growth_bytes_per_s + 4000000\n",
+		"c", &ccfg, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *n = add_run(cur_runs, &ncur, "none", "mixed", 2, 100, i);
+		n->metrics.sampler_cpu_measured_fraction = 0.002;
+		n->metrics.rss_growth_bytes_per_s = 0;
+		struct sb_run *r = add_run(cur_runs, &ncur, "ctimer", "mixed", 2, 100, i);
+		r->metrics.sampler_cpu_measured_fraction = 0.002;
+		r->metrics.sampler_cpu_unreported_fraction = 0.001;
+		r->metrics.rss_growth_bytes_per_s = 8e3;
+		const char *names[] = { "liar", "honest", "quiet" };
+		for (int k = 0; k < 3; k++) {
+			r = add_run(cur_runs, &ncur, names[k], "mixed", 2, 100, i);
+			r->clock = SB_CLOCK_CPU;
+			set_class(r, SB_CAP_THREAD_IDS | SB_CAP_STACKS, 2);
+			r->nsamples = 40; /* it sampled: its NaNs are not for want of samples */
+			r->metrics.sampler_cpu_measured_fraction = 0.4;
+			r->metrics.rss_growth_bytes_per_s = 0;
+		}
+		cur_runs[ncur - 3].metrics.sampler_cpu_unreported_fraction = 0.399; /* liar */
+		cur_runs[ncur - 2].metrics.sampler_cpu_unreported_fraction = 0.001; /* honest */
+		/* a tool's run: no process accounting at all */
+		r = add_run(cur_runs, &ncur, "tool-x", "mixed", 2, 100, i);
+		r->clock = SB_CLOCK_CPU;
+		r->nsamples = 40;
+		set_class(r, SB_CAP_STACKS, 2);
+	}
+	eval_cfg(&ccfg, &res);
+	assert_int_equal(find_budget_line(&res, "ctimer", "sampler_cpu_measured_fraction", 1)->state,
+			 GATE_PASS);
+	assert_int_equal(find_budget_line(&res, "liar", "sampler_cpu_measured_fraction", 1)->state,
+			 GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "honest", "sampler_cpu_measured_fraction", 1)->state,
+			 GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "liar", "sampler_cpu_unreported_fraction", 2)->state,
+			 GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "honest", "sampler_cpu_unreported_fraction", 2)->state,
+			 GATE_PASS);
+	const struct gate_check *k = find_budget_line(&res, "quiet", "sampler_cpu_unreported_fraction", 2);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "reports no sampler_cpu_ns"));
+	k = find_budget_line(&res, "tool-x", "rss_growth_bytes_per_s", 3);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "no process accounting"));
+	k = find_budget_line(&res, "tool-x", "sampler_cpu_measured_fraction", 1);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "no process accounting"));
+	assert_int_equal(res.failed, 4); /* liar x 2, honest, quiet's measured CPU */
+	gate_result_free(&res);
+}
+
 static void test_expect_line_exempts_with_reason(void **state)
 {
 	(void)state;
@@ -1230,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_cli_bad_input_exits_2),
 		cmocka_unit_test_setup(test_class_rules_by_what_a_sampler_is, setup),
 		cmocka_unit_test_setup(test_nan_claimed_fails_unclaimed_not_measured, setup),
+		cmocka_unit_test_setup(test_footprint_rules, setup),
 		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
 		cmocka_unit_test_setup(test_host_fact_and_floor_budgets, setup),
 		cmocka_unit_test_setup(test_calm_budget_needs_a_calm_none, setup),

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +240,82 @@ static void test_chisq_sf(void **state)
 	assert_true(isnan(chisq_sf(NAN, 2)));
 }
 
+/* What the sampler costs the process: the child's CPU less truth and the harness's own,
+ * against the claim; memory from the harness's stats. */
+static void test_cost_from_process(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_CPU, 100); /* truth: 4 s of CPU */
+	f.r.wall_s = 2;
+	run_alloc_stats(&f.r);
+	run_add_stat(&f.r, "child_utime_ns", 4.5e9);
+	run_add_stat(&f.r, "child_stime_ns", 0.3e9);
+	run_add_stat(&f.r, "child_harness_cpu_ns", 0.1e9);
+	run_add_stat(&f.r, "rss_private_start_bytes", 1e6);
+	run_add_stat(&f.r, "rss_private_peak_bytes", 3e6);
+	run_add_stat(&f.r, "rss_private_growth_bytes_per_s", 5e6);
+	metrics_compute(&f.r, NULL);
+	struct sb_metrics *m = &f.r.metrics;
+	assert_float_equal(m->sampler_cpu_measured_ns, 0.7e9, 1);
+	assert_float_equal(m->sampler_cpu_measured_fraction, 0.35, 1e-9);
+	assert_true(isnan(m->sampler_cpu_unreported_fraction)); /* it claims nothing */
+	assert_float_equal(m->rss_peak_bytes, 2e6, 1e-6);
+	assert_float_equal(m->rss_growth_bytes_per_s, 5e6, 1e-6);
+	run_add_stat(&f.r, "sampler_cpu_ns", 0.05e9);
+	metrics_compute(&f.r, NULL);
+	assert_float_equal(m->sampler_cpu_unreported_fraction, 0.325, 1e-9);
+	run_free(&f.r);
+	/* a run without the harness's accounting (exec, older files) measures nothing */
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	f.r.wall_s = 2;
+	run_alloc_stats(&f.r);
+	run_add_stat(&f.r, "child_utime_ns", 4.5e9);
+	run_add_stat(&f.r, "child_stime_ns", 0.3e9);
+	run_add_stat(&f.r, "sampler_cpu_ns", 0.05e9);
+	metrics_compute(&f.r, NULL);
+	assert_true(isnan(f.r.metrics.sampler_cpu_measured_fraction));
+	assert_true(isnan(f.r.metrics.sampler_cpu_unreported_fraction));
+	assert_true(isnan(f.r.metrics.rss_peak_bytes));
+	run_free(&f.r);
+}
+
+static struct sb_run cost_run(const char *sampler, const char *workload, int status,
+			      double peak)
+{
+	struct sb_run r;
+	memset(&r, 0, sizeof(r));
+	metrics_clear(&r.metrics);
+	snprintf(r.sampler, sizeof(r.sampler), "%s", sampler);
+	snprintf(r.workload, sizeof(r.workload), "%s", workload);
+	r.threads = 2;
+	r.duration_s = 1;
+	r.status = status;
+	r.metrics.rss_peak_bytes = peak;
+	return r;
+}
+
+/* rss_peak_excess_bytes: against the mean of the scored `none` runs of the same cell. */
+static void test_cost_excess(void **state)
+{
+	(void)state;
+	struct sb_run done[] = {
+		cost_run("none", "balanced", SB_RUN_OK, 1e6),
+		cost_run("none", "balanced", SB_RUN_OK, 3e6),
+		cost_run("none", "balanced", SB_RUN_FAILED, 100e6),
+		cost_run("none", "mixed", SB_RUN_OK, 50e6),
+		cost_run("itimer", "balanced", SB_RUN_OK, 70e6),
+	};
+	struct sb_run r = cost_run("itimer", "balanced", SB_RUN_OK, 5e6);
+	metrics_cost_excess(&r, done, 5);
+	assert_float_equal(r.metrics.rss_peak_excess_bytes, 3e6, 1e-6);
+	metrics_cost_excess(&r, done, 0);
+	assert_true(isnan(r.metrics.rss_peak_excess_bytes));
+	struct sb_run n = cost_run("none", "balanced", SB_RUN_OK, 2e6);
+	metrics_cost_excess(&n, done, 5);
+	assert_float_equal(n.metrics.rss_peak_excess_bytes, 0, 1e-9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +328,8 @@ int main(void)
 		cmocka_unit_test(test_wall_view),
 		cmocka_unit_test(test_metric_table),
 		cmocka_unit_test(test_slot_ranges),
+		cmocka_unit_test(test_cost_from_process),
+		cmocka_unit_test(test_cost_excess),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

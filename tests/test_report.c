@@ -10,6 +10,7 @@
 
 #include "results/h5io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,30 @@ static void test_bad_input(void **state)
 	expect_error(1, "report script", cmd);
 }
 
+/* The footprint table (overhead section): per cell, the CPU measured from the process
+ * beside the sampler's claim, as numbers; metrics the file lacks (the integrity counts
+ * before they existed, the RSS excess without a `none` run) print `-`. */
+static void test_footprint_table(void **state)
+{
+	(void)state;
+	char out[65536];
+
+	section_text(out_dir, "overhead", out, sizeof(out));
+	assert_non_null(strstr(out, "CPU measured % | CPU claimed % | unreported % | "));
+	char *row = strstr(out, "ctimer | skewed | 4 | 200 | ");
+	if (!row)
+		fail_msg("no footprint row for ctimer:\n%s", out);
+	/* measured, claimed and unreported are numbers; no `none` ran: no RSS excess */
+	double measured = NAN, claimed = NAN, unreported = NAN;
+	char excess[16];
+	int got = sscanf(row + strlen("ctimer | skewed | 4 | 200 | "), "%lf | %lf | %lf | %15s",
+			 &measured, &claimed, &unreported, excess);
+	if (got != 4)
+		fail_msg("footprint row not numbers (%d read): %.200s", got, row);
+	assert_true(measured >= 0 && measured < 100 && claimed >= 0);
+	assert_string_equal(excess, "-");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_hosts_and_history),
 		cmocka_unit_test(test_verdict_is_the_gates),
+		cmocka_unit_test(test_footprint_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

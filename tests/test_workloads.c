@@ -417,6 +417,28 @@ static void test_syscall(void **state)
 	run_free(&r);
 }
 
+/* A workload's own helper threads (mixed's pipe feeder, churn's drivers) are no slot: each
+ * adds its CPU to ctx->aux_cpu_ns, which the harness counts as its own and not as the
+ * sampler's (docs/metrics.md "What the sampler costs the process"). */
+static void test_helper_cpu_counted(void **state)
+{
+	(void)state;
+	const char *names[] = { "mixed", "churn" };
+	for (int i = 0; i < 2; i++) {
+		struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
+		assert_non_null(truth);
+		struct wl_ctx ctx = { .threads = 2, .duration_s = 0.2, .seed = 1, .param = 20,
+				      .truth = truth };
+		assert_int_equal(workload_run(workload_find(names[i]), &ctx), 0);
+		uint64_t aux = atomic_load(&ctx.aux_cpu_ns);
+		print_message("%s: helper CPU %.3f ms\n", names[i], aux / 1e6);
+		/* it ran (more than nothing), and not more than its share of 2 cores */
+		assert_true(aux > 0);
+		assert_true(aux < 2 * 1000000000ull);
+		free(truth);
+	}
+}
+
 static void test_malloclock(void **state)
 {
 	(void)state;
@@ -448,6 +470,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_churn, free_live_run),       cmocka_unit_test_teardown(test_deep, free_live_run),
 		cmocka_unit_test_teardown(test_hotspot, free_live_run),     cmocka_unit_test_teardown(test_syscall, free_live_run),
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
+		cmocka_unit_test(test_helper_cpu_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

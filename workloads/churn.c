@@ -67,6 +67,7 @@ static void *churn_driver(void *p)
 			break;
 		}
 	}
+	atomic_fetch_add(&c->ctx->aux_cpu_ns, sb_thread_cpu_ns());
 	return NULL;
 }
 

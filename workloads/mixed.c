@@ -92,6 +92,7 @@ static void *mixed_helper(void *p)
 				break;
 		}
 	}
+	atomic_fetch_add(&ctx->aux_cpu_ns, sb_thread_cpu_ns());
 	sb_thread_end();
 	return NULL;
 }

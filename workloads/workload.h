@@ -41,6 +41,10 @@ struct wl_ctx {
 	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
 	struct wl_pauses *pauses; /* SB_MAX_THREADS slots, zeroed, or NULL: no progress clock */
 	void *priv;           /* workload-private state */
+	/* CPU of the workload's own helper threads (mixed's feeder, churn's drivers), which
+	 * are no slot: each adds its thread clock at its end, and the harness counts it as its
+	 * own, not the sampler's (docs/metrics.md "What the sampler costs the process"). */
+	_Atomic uint64_t aux_cpu_ns;
 };
 
 struct workload {

@@ -13,6 +13,7 @@
  * restores errno (what a defect does to the interrupted thread: its errno, its stack).
  * DEFECT_THREAD_START(index) / DEFECT_THREAD_STOP(index): statements thread_start() and
  * thread_stop() run first, in the workload thread (what a defect does to the thread's state).
+ * DEFECT_STATS: the plugin's stats() (what it claims about itself, e.g. sampler_cpu_ns).
  * DEFECT_ONE_PROCESS_TIMER: instead of one timer per thread on the thread's CPU clock, one
  * process-CPU-clock timer whose signal goes to the first thread only. */
 #include <errno.h>
@@ -163,5 +164,8 @@ SAMPBENCH_EXPORT const struct sampbench_sampler sampbench_sampler = {
 	.stop = stop,
 	.thread_start = thread_start,
 	.thread_stop = thread_stop,
+#ifdef DEFECT_STATS
+	.stats = DEFECT_STATS,
+#endif
 	.caps = DEFECT_CAPS,
 };
