@@ -932,6 +932,60 @@ static void test_pooled_too_few_samples_undecided(void **state)
 	free_samples();
 }
 
+/* ci/budgets as shipped: a wall sampler holding threads 427 µs and reporting it, and one
+ * holding them as long and reporting a tenth (the issue's host: busy floor p99 53 µs,
+ * observed busy floor 100 µs; a calm none). Both fail, the first on a reported window,
+ * the second, whose reported windows pass every rule, on an observed or unreported one:
+ * under-reporting does not pay. Mutation: ci/budgets without the 4 x observed-floor p99
+ * rules and the 3 x observed-floor unreported rule lets the tenth pass (test fails). */
+static void test_under_reporting_does_not_pay(void **state)
+{
+	(void)state;
+	static struct gate_config shipped;
+	struct gate_result res;
+	assert_int_equal(gate_config_load("ci/budgets", &shipped, err, sizeof(err)), 0);
+	snprintf(host_b.build, sizeof(host_b.build), "plain");
+	host_b.ncalib = 2;
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_p99_ns", 53e3), 0);
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_worst_p99_ns", 60e3), 0);
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_observed_worst_p99_ns", 100e3), 0);
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "none", "balanced", 2, 100, i);
+		r->metrics.pause_fraction = 0.02;
+		r->metrics.pause_max_ns = 2e6;
+		r->metrics.checksum_errors = 0;
+		for (int tenth = 0; tenth < 2; tenth++) {
+			double f = tenth ? 0.1 : 1;
+			r = add_run(cur_runs, &ncur, tenth ? "mach-idle" : "mach", "balanced", 2, 100, i);
+			r->clock = SB_CLOCK_WALL;
+			r->metrics.suspend_window_p50_ns = 427e3 * f;
+			r->metrics.suspend_window_p99_ns = 440e3 * f;
+			r->metrics.suspend_window_max_ns = 600e3 * f;
+			r->metrics.window_observed_p50_ns = 450e3;
+			r->metrics.window_observed_p99_ns = 466e3;
+			r->metrics.window_observed_max_ns = 700e3;
+			r->metrics.window_unreported_p50_ns = 450e3 - 427e3 * f;
+		}
+	}
+	eval_cfg(&shipped, &res);
+	int honest_window = 0, tenth_reported = 0, tenth_observed = 0;
+	for (size_t i = 0; i < res.nchecks; i++) {
+		const struct gate_check *k = &res.checks[i];
+		int reported = !strncmp(k->metric, "suspend_window_", 15);
+		int observed = !strncmp(k->metric, "window_", 7);
+		if (!strcmp(k->sampler, "mach") && reported)
+			honest_window += k->state == GATE_FAIL;
+		if (!strcmp(k->sampler, "mach-idle") && reported)
+			tenth_reported += k->state == GATE_FAIL || k->state == GATE_UNDECIDED;
+		if (!strcmp(k->sampler, "mach-idle") && observed)
+			tenth_observed += k->state == GATE_FAIL;
+	}
+	assert_true(honest_window > 0);
+	assert_int_equal(tenth_reported, 0); /* its reports alone would pass */
+	assert_true(tenth_observed > 0);
+	gate_result_free(&res);
+}
+
 /* per-run: the median of the runs' own p99s. One run of five on a stalled host (every
  * window 200 us) owns the pooled p99 and fails it; per-run, four runs at ~60 us pass. A
  * sampler slow in three runs of five fails both. */
@@ -1379,6 +1433,7 @@ int main(void)
 		cmocka_unit_test_setup(test_undecided_and_far, setup),
 		cmocka_unit_test_setup(test_pooled_too_few_samples_undecided, setup),
 		cmocka_unit_test_setup(test_cli_undecided_exit, setup),
+		cmocka_unit_test_setup(test_under_reporting_does_not_pay, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
 		cmocka_unit_test_setup(test_merged_hosts_judged_per_host, setup),
