@@ -86,7 +86,7 @@ const struct opt cmd_gate_options[] = {
 		   "a check with too few runs to judge fails the verdict (fail,\n"
 		   "the default) or not (pass: still shown and counted)"),
 	OPT_BOOLEAN('q', "quiet", &env.quiet,
-		    "print only failed, warned, not measured and expected rows"),
+		    "print only failed, undecided, warned, not measured and expected rows"),
 	OPT_HELP(),
 	OPT_END(),
 };
