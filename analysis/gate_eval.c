@@ -361,9 +361,13 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			size_t rn = rc ? gate_cell_values(cur, rc, b->ref_metric, buf) : 0;
 			double rv = median_of(buf, rn);
 			if (isnan(rv)) {
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "no %s %s in this cell to compare "
-					 "with (%s:%d)", b->ref_sampler, b->ref_metric, cfg->name, b->line);
+				/* without `none` runs a limit against none is not measured, as
+				 * overhead is; another missing reference is a warning */
+				int none = !strcmp(b->ref_sampler, "none");
+				k->state = none ? GATE_NA : GATE_WARN;
+				snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
+					 "compare with (%s:%d)", none ? "not measured: " : "",
+					 b->ref_sampler, b->ref_metric, cfg->name, b->line);
 				continue;
 			}
 			limit = rv + b->value;

@@ -462,6 +462,23 @@ static void test_reference_budget_and_missing_reference(void **state)
 			assert_non_null(strstr(res.checks[i].reason, "no gperftools"));
 		}
 	gate_result_free(&res);
+
+	/* a limit against `none` in a file without none runs is not measured (as overhead
+	 * is), not a warning. Mutation: the none case left a warning -> fails here */
+	static struct gate_config c2;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * pause_max_ns <= none.pause_max_ns + 10ms\n",
+					   "n", &c2, e, sizeof(e)), 0);
+	for (size_t i = 0; i < ncur; i++)
+		cur_runs[i].metrics.pause_max_ns = 1e6;
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+	k = find_check(&res, GATE_BUDGET, "mach", 2, "pause_max_ns");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "not measured: no none pause_max_ns in this cell"));
+	assert_int_equal(res.warned, 0);
+	gate_result_free(&res);
 }
 
 static void test_missing_cells_failed_runs_and_host_mismatch(void **state)
