@@ -59,6 +59,8 @@ struct gate_budget {
 	int per_run;                     /* a quantile: the median of each run's own value, not
 					  * the pooled samples (one stalled run cannot decide) */
 	int calm;                        /* only where the cell's `none` runs show a calm host */
+	double far;                      /* `far V` (sign-test rules): every run beyond V fails
+					  * on its size alone, whatever the test; NaN: none */
 	char host_fact[GATE_NAME_LEN];   /* `2.0 * host.F`: the limit is value x fact F of the
 					  * current file ("" for a constant); NaN fact: "not
 					  * measured" */
@@ -89,6 +91,9 @@ struct gate_config {
 	int nbudgets;
 	struct gate_expect expects[GATE_MAX_EXPECTS];
 	int nexpects;
+	int undecided_pass;                  /* `gate --undecided=pass`: a check with too few
+					      * runs to judge does not fail the verdict (it is
+					      * still shown and counted); 0 by default */
 };
 
 /* Parses a budgets config held in text (name is used in errors: "name:LINE: problem").
@@ -116,8 +121,11 @@ struct gate_side {
 enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING };
 /* NA: the metric is not measured for this sampler (a capability it does not claim, a host
  * fact the file lacks) or the budget is not applicable on this host (floor over it): shown,
- * never counted as a pass. EXEMPT: failed, but an `expect` line names it with a reason. */
-enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN, GATE_NA, GATE_EXEMPT };
+ * never counted as a pass. EXEMPT: failed, but an `expect` line names it with a reason.
+ * UNDECIDED: a rule decided by a test over runs (sign test, U test, pooled quantile bound)
+ * whose data point the bad way but whose runs or samples are too few for the test ever to
+ * reject: never a pass, and it fails the verdict unless cfg->undecided_pass. */
+enum gate_state { GATE_PASS, GATE_FAIL, GATE_WARN, GATE_NA, GATE_EXEMPT, GATE_UNDECIDED };
 
 /* One row of the verdict: one check of one cell and metric. */
 struct gate_check {
@@ -143,7 +151,7 @@ struct gate_host_verdict {
 	char host[64];        /* its name in the checks (host name, or fingerprint when two
 			       * fingerprints share one host name) */
 	char fingerprint[64];
-	size_t nchecks, failed, warned, na, exempt;
+	size_t nchecks, failed, warned, na, exempt, undecided;
 };
 
 struct gate_result {
@@ -154,6 +162,8 @@ struct gate_result {
 	size_t nchecks;
 	size_t failed, warned;
 	size_t na, exempt;      /* checks not measured / not applicable, and exempted */
+	size_t undecided;       /* checks with too few runs to judge */
+	int undecided_pass;     /* copied from the config: undecided checks do not fail */
 	char warnings[8][256]; /* host mismatch and the like, shown loudly */
 	int nwarnings;
 	char notes[8][256];    /* how the file was judged (A/B inside the file, timing not
@@ -185,6 +195,10 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 	      const struct gate_side *cur, struct gate_result *res);
 void gate_result_free(struct gate_result *res);
+/* 1 when res fails: a failed check, or an undecided one unless undecided_pass. */
+int gate_failed(const struct gate_result *res);
+/* The same for one host of a file of several hosts. */
+int gate_host_failed(const struct gate_result *res, const struct gate_host_verdict *v);
 
 /* Prints the verdict table (one row per check; only failed and warned ones when
  * failures_only), the reference comparison and the one-line verdict. */

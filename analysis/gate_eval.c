@@ -41,7 +41,7 @@ struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct 
 	return k;
 }
 
-static int op_holds(enum gate_op op, double a, double b)
+int gate_op_holds(enum gate_op op, double a, double b)
 {
 	switch (op) {
 	case GATE_LE: return a <= b;
@@ -115,7 +115,7 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 		}
 		double a = var_value(k->lhs, c, h);
 		double r = k->rhs >= 0 ? var_value(k->rhs, c, h) : k->value;
-		if (isnan(a) || isnan(r) || !op_holds(k->op, a, r))
+		if (isnan(a) || isnan(r) || !gate_op_holds(k->op, a, r))
 			return 0;
 	}
 	return 1;
@@ -253,6 +253,71 @@ static double none_pause_max(const struct gate_side *side, const struct cells *c
 	return most;
 }
 
+/* A pooled quantile against limit: fails only when its one-sided confidence bound lies
+ * beyond the limit. Without a bound at this level (too few samples), a point estimate
+ * beyond the limit is undecided (the test could not fail it), one within it passes. */
+static void judge_pooled(const struct gate_config *cfg, const struct gate_budget *b,
+			 const struct pooled *pl, double limit, const char *lim,
+			 struct gate_check *k)
+{
+	int upper = b->op == GATE_LE || b->op == GATE_LT;
+	double bound = upper ? pl->lo : pl->hi;
+	int ok = isinf(bound) ? gate_op_holds(b->op, pl->est, limit)
+			      : gate_op_holds(b->op, bound, limit);
+	int undecided = isinf(bound) && !ok;
+	char es[32], bs[32];
+	gate_fmt_value(es, sizeof(es), b->metric, pl->est);
+	gate_fmt_value(bs, sizeof(bs), b->metric, bound);
+	k->current = pl->est;
+	k->ncur = (int)pl->n;
+	snprintf(k->reason, sizeof(k->reason), "%s %s %s: pooled p%g of %zu samples %s, "
+		 "%g%% %s bound %s (%s:%d)",
+		 undecided ? "too few samples to judge" : ok ? "budget" : "OVER BUDGET",
+		 gate_op_names[b->op], lim, pl->q * 100, pl->n, es, (1 - cfg->alpha) * 100,
+		 upper ? "lower" : "upper", isinf(bound) ? "none (too few)" : bs, cfg->name,
+		 b->line);
+	if (undecided)
+		k->state = GATE_UNDECIDED;
+	else
+		settle(cfg, k, ok);
+}
+
+/* A sign-test budget on the cell's n run values v: FAIL when every run is beyond the
+ * rule's `far` value (its size alone), or when more than half are over the limit and
+ * the one-sided sign test gives p < alpha; UNDECIDED when most are over, p >= alpha, and
+ * even n of n over could not reach alpha (fewer than 5 runs at 0.05); else PASS (at most
+ * half over, or a test that could have rejected and did not). Fills k->p and why. */
+static enum gate_state judge_sign_test(const struct gate_config *cfg,
+				       const struct gate_budget *b, const double *v, size_t n,
+				       double limit, struct gate_check *k, char *why, size_t len)
+{
+	int over = 0, far = 0;
+	for (size_t j = 0; j < n; j++) {
+		over += !gate_op_holds(b->op, v[j], limit);
+		far += !isnan(b->far) && !gate_op_holds(b->op, v[j], b->far);
+	}
+	double p = sign_test_p(over, (int)n), best = sign_test_p((int)n, (int)n);
+	k->p = p;
+	snprintf(why, len, ", %d of %zu runs over, sign test p=%.3f", over, n, p);
+	if (n > 0 && far == (int)n) {
+		char fs[32];
+		gate_fmt_value(fs, sizeof(fs), b->metric, b->far);
+		snprintf(why + strlen(why), len - strlen(why), ", every run beyond %s (far): "
+			 "fails on its size", fs);
+		return GATE_FAIL;
+	}
+	if (2 * over <= (int)n)
+		return GATE_PASS;
+	if (p < cfg->alpha)
+		return GATE_FAIL;
+	if (best >= cfg->alpha) {
+		snprintf(why + strlen(why), len - strlen(why), "; %zu of %zu would give p=%.3f, "
+			 "not < %g", n, n, best, cfg->alpha);
+		return GATE_UNDECIDED;
+	}
+	return GATE_PASS;
+}
+
 static void budget_checks(const struct gate_config *cfg, const struct gate_side *cur,
 			  const struct cells *cs, const struct cell *c, struct gate_result *res,
 			  size_t *cap, double *buf)
@@ -300,9 +365,13 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			size_t rn = rc ? gate_cell_values(cur, rc, b->ref_metric, buf) : 0;
 			double rv = median_of(buf, rn);
 			if (isnan(rv)) {
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "no %s %s in this cell to compare "
-					 "with (%s:%d)", b->ref_sampler, b->ref_metric, cfg->name, b->line);
+				/* without `none` runs a limit against none is not measured, as
+				 * overhead is; another missing reference is a warning */
+				int none = !strcmp(b->ref_sampler, "none");
+				k->state = none ? GATE_NA : GATE_WARN;
+				snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
+					 "compare with (%s:%d)", none ? "not measured: " : "",
+					 b->ref_sampler, b->ref_metric, cfg->name, b->line);
 				continue;
 			}
 			limit = rv + b->value;
@@ -336,7 +405,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 					 b->floor_fact, gate_op_names[b->op], lim, cfg->name, b->line);
 				continue;
 			}
-			if (!isnan(fl) && !op_holds(b->op, fl, limit)) {
+			if (!isnan(fl) && !gate_op_holds(b->op, fl, limit)) {
 				char fs[32];
 				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
 				k->state = GATE_NA;
@@ -400,44 +469,30 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		if (pl.n > 0) {
 			/* a quantile: judged on every sample of the cell, failing only when its
 			 * confidence interval lies beyond the limit */
-			int upper = b->op == GATE_LE || b->op == GATE_LT;
-			double bound = upper ? pl.lo : pl.hi;
-			int ok = isinf(bound) || op_holds(b->op, bound, limit);
-			char es[32], bs[32];
-			gate_fmt_value(es, sizeof(es), b->metric, pl.est);
-			gate_fmt_value(bs, sizeof(bs), b->metric, bound);
-			k->current = pl.est;
-			k->ncur = (int)pl.n;
-			snprintf(k->reason, sizeof(k->reason), "%s %s %s: pooled p%g of %zu samples %s, "
-				 "%g%% %s bound %s (%s:%d)", ok ? "budget" : "OVER BUDGET",
-				 gate_op_names[b->op], lim, pl.q * 100, pl.n, es, (1 - cfg->alpha) * 100,
-				 upper ? "lower" : "upper", isinf(bound) ? "none (too few)" : bs,
-				 cfg->name, b->line);
-			settle(cfg, k, ok);
+			judge_pooled(cfg, b, &pl, limit, lim, k);
 			continue;
 		}
-		int ok = op_holds(b->op, k->current, limit);
+		int ok = gate_op_holds(b->op, k->current, limit);
 		char why[200] = "";
 		if (b->worst) {
 			/* a tail: one run over the limit anywhere in the cell is a verdict */
 			const struct sb_run *wr = gate_worst_run(cur, c, b->metric, b->op, &k->current);
-			ok = op_holds(b->op, k->current, limit);
+			ok = gate_op_holds(b->op, k->current, limit);
 			if (wr) {
 				char where[160];
 				gate_pause_where(wr, b->metric, where, sizeof(where));
 				snprintf(why, sizeof(why), ", worst of %zu runs: %s", n, where);
 			}
 		} else if (b->sign_test) {
-			/* A noisy timing metric (host stalls land in its tail): the budget fails
-			 * only when the runs are over it more often than chance would make them. */
-			int over = 0;
 			n = gate_cell_values(cur, c, b->metric, buf); /* buf held the reference */
-			for (size_t j = 0; j < n; j++)
-				over += !op_holds(b->op, buf[j], limit);
-			double p = sign_test_p(over, (int)n);
-			ok = !(2 * over > (int)n && p < cfg->alpha);
-			k->p = p;
-			snprintf(why, sizeof(why), ", %d of %zu runs over, sign test p=%.3f", over, n, p);
+			enum gate_state st = judge_sign_test(cfg, b, buf, n, limit, k, why, sizeof(why));
+			if (st == GATE_UNDECIDED) {
+				k->state = GATE_UNDECIDED;
+				snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%s "
+					 "(%s:%d)", gate_op_names[b->op], lim, why, cfg->name, b->line);
+				continue;
+			}
+			ok = st == GATE_PASS;
 		}
 		if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
 			    !strcmp(b->metric, "window_unreported_p50_ns"))) {
@@ -676,6 +731,7 @@ static int take_host(struct gate_result *res, size_t *cap, struct gate_result *s
 		v->warned += k->state == GATE_WARN;
 		v->na += k->state == GATE_NA;
 		v->exempt += k->state == GATE_EXEMPT;
+		v->undecided += k->state == GATE_UNDECIDED;
 	}
 	for (int i = 0; i < sub->nnotes; i++)
 		add_note(res, "host %s: %.200s", label, sub->notes[i]);
@@ -734,7 +790,9 @@ int gate_eval(const struct gate_config *cfg, const struct gate_side *base,
 		res->warned += res->checks[i].state == GATE_WARN;
 		res->na += res->checks[i].state == GATE_NA;
 		res->exempt += res->checks[i].state == GATE_EXEMPT;
+		res->undecided += res->checks[i].state == GATE_UNDECIDED;
 	}
+	res->undecided_pass = cfg->undecided_pass;
 	rc = 0;
 cleanup:
 	gate_hosts_free(&ch);
@@ -742,6 +800,16 @@ cleanup:
 	free(cruns);
 	free(bruns);
 	return rc;
+}
+
+int gate_failed(const struct gate_result *res)
+{
+	return res->failed > 0 || (res->undecided > 0 && !res->undecided_pass);
+}
+
+int gate_host_failed(const struct gate_result *res, const struct gate_host_verdict *v)
+{
+	return v->failed > 0 || (v->undecided > 0 && !res->undecided_pass);
 }
 
 void gate_result_free(struct gate_result *res)

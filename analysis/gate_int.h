@@ -24,6 +24,8 @@ struct gate_cap_name {
 extern const struct gate_cap_name gate_cap_names[GATE_NCAPS];
 
 extern const char *const gate_op_names[6]; /* by enum gate_op */
+/* Whether `a OP b` holds (false when either is NaN, but for !=). */
+int gate_op_holds(enum gate_op op, double a, double b);
 
 /* Index of a cell-level pseudo metric (failed_runs, skipped_runs, lossy_runs), or -1. */
 int gate_pseudo_index(const char *name);

@@ -23,7 +23,7 @@ static void fmt_cell(char *buf, size_t len, const struct gate_check *k)
 
 static const char *state_mark(enum gate_state s)
 {
-	static const char *const marks[] = { "✓", "✗", "!", "–", "~" };
+	static const char *const marks[] = { "✓", "✗", "!", "–", "~", "?" };
 	return marks[s];
 }
 
@@ -211,8 +211,9 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 		fprintf(out, "  %6s  ", pv);
 		pad(out, ev, 9, 0);
 		fprintf(out, "  %s\n", k->reason);
-		/* a failed or exempted budget says which class rule applied and why */
-		if ((k->state == GATE_FAIL || k->state == GATE_EXEMPT) && k->why[0])
+		/* a failed, exempted or undecided budget says which class rule applied and why */
+		if ((k->state == GATE_FAIL || k->state == GATE_EXEMPT ||
+		     k->state == GATE_UNDECIDED) && k->why[0])
 			fprintf(out, "    because: %s\n", k->why);
 	}
 	if (failures_only)
@@ -222,15 +223,17 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 		fprintf(out, "\nnote: %s\n", res->notes[i]);
 	for (int i = 0; i < res->nwarnings; i++)
 		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
-	fprintf(out, "\ngate: %s", res->failed ? "FAIL" : "PASS");
+	fprintf(out, "\ngate: %s", gate_failed(res) ? "FAIL" : "PASS");
 	for (size_t h = 0; h < res->nhosts; h++)
 		fprintf(out, "%s%s %s%s", h ? ", " : " (", res->hosts[h].host,
-			res->hosts[h].failed ? "FAIL" : "PASS", h + 1 == res->nhosts ? ")" : "");
+			gate_host_failed(res, &res->hosts[h]) ? "FAIL" : "PASS",
+			h + 1 == res->nhosts ? ")" : "");
 	fprintf(out, ": %zu checks, %zu failed (%zu of %zu regression tests, %zu of %zu "
-		"budgets), %zu warnings, %zu not measured or not applicable, %zu expected, %zu "
-		"cells missing on one side\n",
-		res->nchecks, res->failed, fail_reg, nreg, fail_bud,
-		nbud, res->warned, res->na, res->exempt, missing);
+		"budgets), %zu undecided (too few runs to judge%s), %zu warnings, %zu not measured "
+		"or not applicable, %zu expected, %zu cells missing on one side\n",
+		res->nchecks, res->failed, fail_reg, nreg, fail_bud, nbud, res->undecided,
+		res->undecided && res->undecided_pass ? "; --undecided=pass" : "", res->warned,
+		res->na, res->exempt, missing);
 }
 
 static void xml_escape(FILE *f, const char *s)
@@ -276,7 +279,8 @@ static const char *kind_name(enum gate_kind k)
 
 static const char *state_name(enum gate_state s)
 {
-	static const char *const names[] = { "pass", "fail", "warn", "not_measured", "expected" };
+	static const char *const names[] = { "pass", "fail", "warn", "not_measured", "expected",
+					     "undecided" };
 	return names[s];
 }
 
@@ -312,10 +316,11 @@ int gate_write_junit(const char *path, const struct gate_result *res, char *err,
 	if (!f)
 		return -1;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	size_t nfail = res->failed + (res->undecided_pass ? 0 : res->undecided);
 	fprintf(f, "<testsuites name=\"sampbench gate\" tests=\"%zu\" failures=\"%zu\">\n",
-		res->nchecks, res->failed);
+		res->nchecks, nfail);
 	fprintf(f, "  <testsuite name=\"gate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
-		res->nchecks, res->failed, res->warned);
+		res->nchecks, nfail, res->warned);
 	for (size_t i = 0; i < res->nchecks; i++) {
 		const struct gate_check *k = &res->checks[i]; /* cell: host/... with several */
 		char cell[256], name[384], bv[32], cv[32];
@@ -332,8 +337,11 @@ int gate_write_junit(const char *path, const struct gate_result *res, char *err,
 			fputs("/>\n", f);
 			continue;
 		}
+		/* an undecided check fails like a failed one unless --undecided=pass */
+		const char *tag = k->state == GATE_FAIL || (k->state == GATE_UNDECIDED &&
+							    !res->undecided_pass) ? "failure" : "skipped";
 		fputs(">\n      <", f);
-		fputs(k->state == GATE_FAIL ? "failure" : "skipped", f);
+		fputs(tag, f);
 		fputs(" message=\"", f);
 		xml_escape(f, k->reason);
 		fprintf(f, "\">baseline %s, current %s", bv, cv);
@@ -341,7 +349,7 @@ int gate_write_junit(const char *path, const struct gate_result *res, char *err,
 			fputs("; ", f);
 			xml_escape(f, k->why);
 		}
-		fprintf(f, "</%s>\n    </testcase>\n", k->state == GATE_FAIL ? "failure" : "skipped");
+		fprintf(f, "</%s>\n    </testcase>\n", tag);
 	}
 	fputs("  </testsuite>\n</testsuites>\n", f);
 	return finish_tmp(&af, err, errlen);
@@ -355,8 +363,8 @@ int gate_write_json(const char *path, const struct gate_side *base, const struct
 
 	if (!f)
 		return -1;
-	fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"exit_code\": %d,\n", res->failed ? "fail" : "pass",
-		res->failed ? 1 : 0);
+	fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"exit_code\": %d,\n",
+		gate_failed(res) ? "fail" : "pass", gate_failed(res));
 	fputs("  \"current\": ", f);
 	json_string(f, cur->path ? cur->path : "");
 	fputs(",\n  \"baseline\": ", f);
@@ -364,9 +372,9 @@ int gate_write_json(const char *path, const struct gate_side *base, const struct
 		json_string(f, base->path ? base->path : "");
 	else
 		fputs("null", f);
-	fprintf(f, ",\n  \"checks\": %zu,\n  \"failed\": %zu,\n  \"warned\": %zu,\n  \"not_measured\": %zu,"
-		"\n  \"expected\": %zu,\n  \"warnings\": [", res->nchecks, res->failed, res->warned,
-		res->na, res->exempt);
+	fprintf(f, ",\n  \"checks\": %zu,\n  \"failed\": %zu,\n  \"undecided\": %zu,\n  "
+		"\"warned\": %zu,\n  \"not_measured\": %zu,\n  \"expected\": %zu,\n  \"warnings\": [",
+		res->nchecks, res->failed, res->undecided, res->warned, res->na, res->exempt);
 	for (int i = 0; i < res->nwarnings; i++) {
 		fputs(i ? ", " : "", f);
 		json_string(f, res->warnings[i]);
@@ -382,9 +390,10 @@ int gate_write_json(const char *path, const struct gate_side *base, const struct
 			fputs(", \"fingerprint\": ", f);
 			json_string(f, v->fingerprint);
 			fprintf(f, ", \"verdict\": \"%s\", \"checks\": %zu, \"failed\": %zu, "
-				"\"warned\": %zu, \"not_measured\": %zu, \"expected\": %zu}%s\n",
-				v->failed ? "fail" : "pass", v->nchecks, v->failed, v->warned, v->na,
-				v->exempt, h + 1 < res->nhosts ? "," : "");
+				"\"undecided\": %zu, \"warned\": %zu, \"not_measured\": %zu, "
+				"\"expected\": %zu}%s\n", gate_host_failed(res, v) ? "fail" : "pass",
+				v->nchecks, v->failed, v->undecided, v->warned, v->na, v->exempt,
+				h + 1 < res->nhosts ? "," : "");
 		}
 		fputs("  ],\n", f);
 	}

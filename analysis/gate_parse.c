@@ -241,12 +241,60 @@ static int parse_rule(struct cparser *p, struct gate_config *cfg, char **tok, in
 	return 0;
 }
 
+/* The modifiers after a budget's value and floor, from tok[i]: calm, sign-test [far V],
+ * worst, per-run, in that order. Returns the index of the first token after them, or -1
+ * after one error line. */
+static int parse_modifiers(struct cparser *p, struct gate_budget *b, char **tok, int n, int i)
+{
+	b->far = NAN;
+	if (i < n && !strcmp(tok[i], "calm")) {
+		b->calm = 1;
+		i++;
+	}
+	if (i < n && !strcmp(tok[i], "sign-test")) {
+		b->sign_test = 1;
+		i++;
+	}
+	if (i < n && !strcmp(tok[i], "far")) {
+		/* every run beyond V fails on its size, however few the runs: a limit the
+		 * test alone cannot reach with 3 runs */
+		if (!b->sign_test)
+			return cerr(p, "'far' needs 'sign-test' before it");
+		if (i + 1 >= n)
+			return cerr(p, "'far' needs a value after it");
+		if (parse_value(p, tok[i + 1], &b->far))
+			return -1;
+		if (b->op == GATE_EQ || b->op == GATE_NE)
+			return cerr(p, "'far' needs an ordering operator (<=, >=, <, >)");
+		if (!b->host_fact[0] && !b->ref_sampler[0] && gate_op_holds(b->op, b->far, b->value))
+			return cerr(p, "'far' value %s is not beyond the limit %s", tok[i + 1],
+				    tok[4]);
+		i += 2;
+	}
+	if (i < n && !strcmp(tok[i], "worst")) {
+		if (b->sign_test)
+			return cerr(p, "'worst' and 'sign-test' exclude each other");
+		b->worst = 1;
+		i++;
+	}
+	if (i < n && !strcmp(tok[i], "per-run")) {
+		if (b->sign_test || b->worst)
+			return cerr(p, "'per-run' excludes 'sign-test' and 'worst'");
+		if (!is_pooled_metric(b->metric))
+			return cerr(p, "'per-run' needs a quantile metric pooled over samples, got "
+				       "'%s'", b->metric);
+		b->per_run = 1;
+		i++;
+	}
+	return i;
+}
+
 static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, int n,
 			const char *text)
 {
 	if (n < 5)
 		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [calm] "
-			       "[sign-test|worst|per-run] [if COND...]'");
+			       "[sign-test [far V]|worst|per-run] [if COND...]'");
 	if (cfg->nbudgets == GATE_MAX_BUDGETS)
 		return cerr(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
 	struct gate_budget *b = &cfg->budgets[cfg->nbudgets];
@@ -319,33 +367,13 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		snprintf(b->floor_fact, sizeof(b->floor_fact), "%.47s", tok[i + 1] + 5);
 		i += 2;
 	}
-	if (i < n && !strcmp(tok[i], "calm")) {
-		b->calm = 1;
-		i++;
-	}
-	if (i < n && !strcmp(tok[i], "sign-test")) {
-		b->sign_test = 1;
-		i++;
-	}
-	if (i < n && !strcmp(tok[i], "worst")) {
-		if (b->sign_test)
-			return cerr(p, "'worst' and 'sign-test' exclude each other");
-		b->worst = 1;
-		i++;
-	}
-	if (i < n && !strcmp(tok[i], "per-run")) {
-		if (b->sign_test || b->worst)
-			return cerr(p, "'per-run' excludes 'sign-test' and 'worst'");
-		if (!is_pooled_metric(b->metric))
-			return cerr(p, "'per-run' needs a quantile metric pooled over samples, got "
-				       "'%s'", b->metric);
-		b->per_run = 1;
-		i++;
-	}
+	i = parse_modifiers(p, b, tok, n, i);
+	if (i < 0)
+		return -1;
 	if (i < n) {
 		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'worst', "
-				       "'per-run' or the end of the line, got '%s'", tok[i]);
+			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'far', "
+				       "'worst', 'per-run' or the end of the line, got '%s'", tok[i]);
 		if (++i == n)
 			return cerr(p, "'if' needs a condition");
 		for (; i < n; i++) {

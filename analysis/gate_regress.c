@@ -245,6 +245,14 @@ static int pooled_regression(const struct gate_config *cfg, const struct gate_ru
 			 "samples): worse by more than %s, bounds at %.3g apart (A %s, B %s), worse in "
 			 "%d of %d pairs (%.40s:%d)", pa.q * 100, pa.n, pb.n, lim, mode->alpha_ab, al,
 			 bl, worse, pairs, cfg->name, rule->line);
+	} else if (apart && k->effect > rule->min_abs && 2 * worse > pairs &&
+		   !consistent && sign_test_p(pairs, pairs) >= cfg->alpha) {
+		/* worse beyond the minimum and apart, but too few pairs for the sign test */
+		k->state = GATE_UNDECIDED;
+		snprintf(k->reason, sizeof(k->reason), "too few runs to judge (A/B, pooled p%g): "
+			 "worse by more than %s, bounds apart (A %s, B %s), worse in %d of %d pairs, "
+			 "which can give p=%.3f at best, not < %g (%.40s:%d)", pa.q * 100, lim, al, bl,
+			 worse, pairs, sign_test_p(pairs, pairs), cfg->alpha, cfg->name, rule->line);
 	} else {
 		snprintf(k->reason, sizeof(k->reason), "A/B pooled p%g: %s (bounds A %s, B %s at "
 			 "%.3g; worse in %d of %d pairs; minimum %s)", pa.q * 100,
@@ -252,6 +260,18 @@ static int pooled_regression(const struct gate_config *cfg, const struct gate_ru
 			 al, bl, mode->alpha_ab, worse, pairs, lim);
 	}
 	return 1;
+}
+
+/* The smallest two-sided p the exact U test can give with na and nb values without ties:
+ * 2 / C(na + nb, na) (3 vs 3: 0.1, 3 vs 4: 0.057, 4 vs 4: 0.029), 1 when a side is empty. */
+static double mwu_best_p(size_t na, size_t nb)
+{
+	double c = 1;
+	if (na == 0 || nb == 0)
+		return 1;
+	for (size_t i = 1; i <= na; i++)
+		c = c * (double)(nb + i) / (double)i;
+	return 2 / c < 1 ? 2 / c : 1;
 }
 
 void regression_checks(const struct gate_config *cfg, const struct gate_side *base,
@@ -318,9 +338,17 @@ void regression_checks(const struct gate_config *cfg, const struct gate_side *ba
 		} else if (significant) {
 			snprintf(k->reason, sizeof(k->reason), "changed, within %s (%s:%d)", lim,
 				 cfg->name, rule->line);
+		} else if (k->effect > need && mwu_best_p(nb, nc) >= cfg->alpha) {
+			/* worse beyond the minimum, but no outcome of so few runs could have
+			 * been significant: not a pass */
+			k->state = GATE_UNDECIDED;
+			snprintf(k->reason, sizeof(k->reason), "too few runs to judge: worse by more "
+				 "than %s, but %zu vs %zu reps can give p=%.3f at best, not < %g (%s:%d)",
+				 lim, nc, nb, mwu_best_p(nb, nc), cfg->alpha, cfg->name, rule->line);
 		} else {
 			snprintf(k->reason, sizeof(k->reason), "no significant change%s",
-				 nb < 4 || nc < 4 ? " (< 4 reps a side can never reach p < 0.05)" : "");
+				 mwu_best_p(nb, nc) >= cfg->alpha ? " (too few reps to reach p < alpha, "
+				 "within the minimum effect)" : "");
 		}
 	}
 }

@@ -14,7 +14,8 @@
 
 static const char gate_usage[] =
 	"usage: sampbench gate [--baseline B.h5] [--budgets FILE] [--junit FILE] [--json FILE]\n"
-	"                      [--alias FROM=TO] [--sampler NAME] CURRENT.h5\n"
+	"                      [--alias FROM=TO] [--sampler NAME] [--undecided fail|pass]\n"
+	"                      CURRENT.h5\n"
 	"\n"
 	"Checks CURRENT.h5, cell by cell (sampler, workload, threads, hz):\n"
 	"  - against the baseline: a metric regressed when a two-sided Mann-Whitney U test over\n"
@@ -35,7 +36,8 @@ static const char gate_usage[] =
 /* After the options. */
 static const char gate_exit[] =
 	"\n"
-	"Exit: 0 every check passed, 1 a regression or a broken budget, 2 bad input.\n";
+	"Exit: 0 every check passed, 1 a regression, a broken budget or a check with too few\n"
+	"runs to judge (unless --undecided pass), 2 bad input.\n";
 
 static struct env {
 	const char *baseline;
@@ -47,10 +49,12 @@ static struct env {
 	int naliases;
 	int quiet;
 	const char *sampler;
+	const char *undecided;
 } env;
 
 static const struct env env_defaults = {
 	.budgets = "ci/budgets",
+	.undecided = "fail",
 };
 
 /* --alias FROM=TO, repeatable: checked once the current file is read. */
@@ -78,8 +82,11 @@ const struct opt cmd_gate_options[] = {
 	OPT_STRING('s', "sampler", &env.sampler, "NAME",
 		   "judge only the cells of sampler NAME (after --alias; the others\n"
 		   "stay as references): one verdict and exit status per sampler"),
+	OPT_STRING('u', "undecided", &env.undecided, "fail|pass",
+		   "a check with too few runs to judge fails the verdict (fail,\n"
+		   "the default) or not (pass: still shown and counted)"),
 	OPT_BOOLEAN('q', "quiet", &env.quiet,
-		    "print only failed, warned, not measured and expected rows"),
+		    "print only failed, undecided, warned, not measured and expected rows"),
 	OPT_HELP(),
 	OPT_END(),
 };
@@ -96,6 +103,10 @@ static int parse_args(int argc, char **argv)
 	if (opt_operands("gate", argv, first, argc, 1, 1, "CURRENT.h5") != 0)
 		return -1;
 	env.current = argv[first];
+	if (strcmp(env.undecided, "fail") && strcmp(env.undecided, "pass")) {
+		sb_err("invalid --undecided '%s' (expected fail or pass)", env.undecided);
+		return -1;
+	}
 	return 0;
 }
 
@@ -232,6 +243,7 @@ int cmd_gate(int argc, char **argv)
 		sb_err("%s", err);
 		goto cleanup;
 	}
+	cfg->undecided_pass = !strcmp(env.undecided, "pass");
 	if (load(env.current, "current run file", &cur) != 0)
 		goto cleanup;
 	if (env.baseline && load(env.baseline, "baseline", &base) != 0)
@@ -268,7 +280,7 @@ int cmd_gate(int argc, char **argv)
 		sb_err("%s", err);
 		goto cleanup;
 	}
-	rc = res.failed ? SB_EXIT_FAIL : SB_EXIT_OK;
+	rc = gate_failed(&res) ? SB_EXIT_FAIL : SB_EXIT_OK;
 cleanup:
 	gate_result_free(&res);
 	free_loaded(&cur);

@@ -259,7 +259,7 @@ static void test_regression_needs_significance_and_effect(void **state)
 	/* an improvement (closer to 1) -> pass */
 	add_cell(base_runs, &nbase, "perf", 2, 5, 0.80, NAN);
 	add_cell(cur_runs, &ncur, "perf", 2, 5, 0.99, NAN);
-	/* a big drop with only 3 reps a side: p >= 0.1, never significant -> pass */
+	/* a big drop with only 3 reps a side: p >= 0.1, never significant -> undecided */
 	add_cell(base_runs, &nbase, "gperftools-pt", 2, 3, 0.99, NAN);
 	add_cell(cur_runs, &ncur, "gperftools-pt", 2, 3, 0.50, NAN);
 	eval(&res, 1);
@@ -276,9 +276,11 @@ static void test_regression_needs_significance_and_effect(void **state)
 	assert_int_equal(k->state, GATE_PASS);
 	assert_true(k->effect < 0);
 	k = find_check(&res, GATE_REGRESSION, "gperftools-pt", 2, "rate_accuracy");
-	assert_int_equal(k->state, GATE_PASS);
+	assert_int_equal(k->state, GATE_UNDECIDED);
 	assert_true(k->p >= 0.1);
-	assert_non_null(strstr(k->reason, "< 4 reps"));
+	assert_non_null(strstr(k->reason, "too few runs to judge"));
+	assert_non_null(strstr(k->reason, "3 vs 3 reps can give p=0.100 at best"));
+	assert_int_equal(res.undecided, 1);
 	/* thread_tvd is the same on both sides everywhere */
 	assert_int_equal(find_check(&res, GATE_REGRESSION, "ctimer", 2, "thread_tvd")->state,
 			 GATE_PASS);
@@ -459,6 +461,23 @@ static void test_reference_budget_and_missing_reference(void **state)
 			assert_int_equal(res.checks[i].state, GATE_WARN); /* no gperftools there */
 			assert_non_null(strstr(res.checks[i].reason, "no gperftools"));
 		}
+	gate_result_free(&res);
+
+	/* a limit against `none` in a file without none runs is not measured (as overhead
+	 * is), not a warning. Mutation: the none case left a warning -> fails here */
+	static struct gate_config c2;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * pause_max_ns <= none.pause_max_ns + 10ms\n",
+					   "n", &c2, e, sizeof(e)), 0);
+	for (size_t i = 0; i < ncur; i++)
+		cur_runs[i].metrics.pause_max_ns = 1e6;
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+	k = find_check(&res, GATE_BUDGET, "mach", 2, "pause_max_ns");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "not measured: no none pause_max_ns in this cell"));
+	assert_int_equal(res.warned, 0);
 	gate_result_free(&res);
 }
 
@@ -893,6 +912,159 @@ static void test_pooled_quantile_budget(void **state)
 	free_samples();
 }
 
+/* A sign-test rule with `far`, on 3 runs (a sign test's best p is then 0.125): every run
+ * beyond `far` fails on its size; most runs over but not all far is undecided (never a
+ * pass, failing the verdict unless undecided_pass); at most half over passes; with 5 runs,
+ * 4 over is a test that could have rejected and did not: a pass. Mutations: the far
+ * branch removed (the first cell turns undecided), UNDECIDED returned as PASS. */
+static void test_undecided_and_far(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	assert_int_equal(gate_config_parse("budget * overhead >= 0.9 sign-test far 0.7\n", "u", &c2,
+					   e, sizeof(e)), 0);
+	static const struct { const char *sampler; int n; double v[5]; enum gate_state want; }
+	cells[] = {
+		{ "mach", 3, { 0.50, 0.52, 0.51 }, GATE_FAIL },         /* halved in every run */
+		{ "ctimer", 3, { 0.80, 0.85, 0.82 }, GATE_UNDECIDED },  /* over, not far */
+		{ "itimer", 3, { 0.50, 0.50, 0.95 }, GATE_UNDECIDED },  /* far in 2 of 3 only */
+		{ "perf", 3, { 0.80, 0.95, 0.96 }, GATE_PASS },         /* 1 of 3 over */
+		{ "ptrace", 5, { 0.8, 0.8, 0.8, 0.8, 0.95 }, GATE_PASS }, /* p = 0.1875, had power */
+	};
+	ncur = 0;
+	for (size_t c = 0; c < sizeof(cells) / sizeof(cells[0]); c++)
+		for (int i = 0; i < cells[c].n; i++)
+			add_run(cur_runs, &ncur, cells[c].sampler, "balanced", 2, 100, i)
+				->metrics.overhead = cells[c].v[i];
+	eval_cfg(&c2, &res);
+	for (size_t c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
+		const struct gate_check *k = find_check(&res, GATE_BUDGET, cells[c].sampler, 2,
+							"overhead");
+		assert_non_null(k);
+		assert_int_equal(k->state, cells[c].want);
+	}
+	const struct gate_check *k = find_check(&res, GATE_BUDGET, "mach", 2, "overhead");
+	assert_non_null(strstr(k->reason, "every run beyond 0.700 (far)"));
+	k = find_check(&res, GATE_BUDGET, "ctimer", 2, "overhead");
+	assert_non_null(strstr(k->reason, "too few runs to judge"));
+	assert_non_null(strstr(k->reason, "3 of 3 would give p=0.125"));
+	assert_int_equal(res.failed, 1);
+	assert_int_equal(res.undecided, 2);
+	assert_true(gate_failed(&res));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	gate_print(mem, &c2, &cs, &res, 1);
+	fclose(mem);
+	assert_non_null(strstr(buf, "\n? ctimer/balanced/2t/100Hz"));
+	assert_non_null(strstr(buf, "1 failed (0 of 0 regression tests, 1 of 5 budgets), 2 undecided"));
+	free(buf);
+	gate_result_free(&res);
+
+	/* without the far cell, undecided alone fails the verdict unless asked otherwise */
+	ncur = 0;
+	for (int i = 0; i < 3; i++)
+		add_run(cur_runs, &ncur, "ctimer", "balanced", 2, 100, i)->metrics.overhead = 0.8;
+	eval_cfg(&c2, &res);
+	assert_int_equal(res.failed, 0);
+	assert_true(gate_failed(&res));
+	gate_result_free(&res);
+	c2.undecided_pass = 1;
+	eval_cfg(&c2, &res);
+	assert_false(gate_failed(&res));
+	assert_int_equal(res.undecided, 1);
+	gate_result_free(&res);
+
+	expect_config_error("budget * overhead >= 0.9 far 0.7\n", 1, "'far' needs 'sign-test'");
+	expect_config_error("budget * overhead >= 0.9 sign-test far 0.95\n", 1,
+			    "'far' value 0.95 is not beyond the limit 0.9");
+	expect_config_error("budget * overhead >= 0.9 sign-test far\n", 1, "'far' needs a value");
+}
+
+/* A pooled quantile without a confidence bound (too few samples for one at 95 %): a point
+ * estimate over the limit is undecided, one within it passes. Mutation: the infinite
+ * bound counted as ok (as before): the first cell passes and the test fails. */
+static void test_pooled_too_few_samples_undecided(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	uint64_t seed = 3;
+	assert_int_equal(gate_config_parse("budget * suspend_window_p50_ns <= 1ms\n", "c", &ccfg,
+					   err, sizeof(err)), 0);
+	/* two samples a cell: P(Bin(2, 0.5) >= 1) = 0.75 < 0.95, no lower bound */
+	give_samples(add_run(cur_runs, &ncur, "mach", "balanced", 2, 100, 0), 2, 2e6, 1e3, 0, 0,
+		     &seed);
+	give_samples(add_run(cur_runs, &ncur, "ptrace", "balanced", 2, 100, 0), 2, 20e3, 1e3, 0,
+		     0, &seed);
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "mach", "suspend_window_p50_ns", 0);
+	assert_int_equal(k->state, GATE_UNDECIDED);
+	assert_non_null(strstr(k->reason, "too few samples to judge"));
+	assert_non_null(strstr(k->reason, "none (too few)"));
+	k = find_budget_line(&res, "ptrace", "suspend_window_p50_ns", 0);
+	assert_int_equal(k->state, GATE_PASS);
+	assert_int_equal(res.undecided, 1);
+	gate_result_free(&res);
+	free_samples();
+}
+
+/* ci/budgets as shipped: a wall sampler holding threads 427 µs and reporting it, and one
+ * holding them as long and reporting a tenth (the issue's host: busy floor p99 53 µs,
+ * observed busy floor 100 µs; a calm none). Both fail, the first on a reported window,
+ * the second, whose reported windows pass every rule, on an observed or unreported one:
+ * under-reporting does not pay. Mutation: ci/budgets without the 4 x observed-floor p99
+ * rules and the 3 x observed-floor unreported rule lets the tenth pass (test fails). */
+static void test_under_reporting_does_not_pay(void **state)
+{
+	(void)state;
+	static struct gate_config shipped;
+	struct gate_result res;
+	assert_int_equal(gate_config_load("ci/budgets", &shipped, err, sizeof(err)), 0);
+	snprintf(host_b.build, sizeof(host_b.build), "plain");
+	host_b.ncalib = 2;
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_p99_ns", 53e3), 0);
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_worst_p99_ns", 60e3), 0);
+	assert_int_equal(host_fact_set(&host_b, "rendezvous_busy_observed_worst_p99_ns", 100e3), 0);
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "none", "balanced", 2, 100, i);
+		r->metrics.pause_fraction = 0.02;
+		r->metrics.pause_max_ns = 2e6;
+		r->metrics.checksum_errors = 0;
+		for (int tenth = 0; tenth < 2; tenth++) {
+			double f = tenth ? 0.1 : 1;
+			r = add_run(cur_runs, &ncur, tenth ? "mach-idle" : "mach", "balanced", 2, 100, i);
+			r->clock = SB_CLOCK_WALL;
+			r->metrics.suspend_window_p50_ns = 427e3 * f;
+			r->metrics.suspend_window_p99_ns = 440e3 * f;
+			r->metrics.suspend_window_max_ns = 600e3 * f;
+			r->metrics.window_observed_p50_ns = 450e3;
+			r->metrics.window_observed_p99_ns = 466e3;
+			r->metrics.window_observed_max_ns = 700e3;
+			r->metrics.window_unreported_p50_ns = 450e3 - 427e3 * f;
+		}
+	}
+	eval_cfg(&shipped, &res);
+	int honest_window = 0, tenth_reported = 0, tenth_observed = 0;
+	for (size_t i = 0; i < res.nchecks; i++) {
+		const struct gate_check *k = &res.checks[i];
+		int reported = !strncmp(k->metric, "suspend_window_", 15);
+		int observed = !strncmp(k->metric, "window_", 7);
+		if (!strcmp(k->sampler, "mach") && reported)
+			honest_window += k->state == GATE_FAIL;
+		if (!strcmp(k->sampler, "mach-idle") && reported)
+			tenth_reported += k->state == GATE_FAIL || k->state == GATE_UNDECIDED;
+		if (!strcmp(k->sampler, "mach-idle") && observed)
+			tenth_observed += k->state == GATE_FAIL;
+	}
+	assert_true(honest_window > 0);
+	assert_int_equal(tenth_reported, 0); /* its reports alone would pass */
+	assert_true(tenth_observed > 0);
+	gate_result_free(&res);
+}
+
 /* per-run: the median of the runs' own p99s. One run of five on a stalled host (every
  * window 200 us) owns the pooled p99 and fails it; per-run, four runs at ~60 us pass. A
  * sampler slow in three runs of five fails both. */
@@ -1103,6 +1275,8 @@ static void test_cli_bad_input_exits_2(void **state)
 	assert_int_equal(run(out, sizeof(out), ARGS("gate")), 2);
 	assert_non_null(strstr(out, "missing CURRENT.h5"));
 	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--bogus", cur)), 2);
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--undecided", "maybe", cur)), 2);
+	assert_non_null(strstr(out, "invalid --undecided 'maybe' (expected fail or pass)"));
 	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--help")), 0);
 
 	char matrix[256];
@@ -1136,6 +1310,44 @@ static void write_runs(const char *path, const struct sb_host *h, const struct s
 			fail_msg("%s", h5_strerror(f));
 	h5_set_complete(f, 1);
 	assert_int_equal(h5_close(f), 0);
+}
+
+/* `gate` exits 1 on an undecided check alone, 0 with --undecided pass (the row and the
+ * count stay), and the JSON says "undecided". */
+static void test_cli_undecided_exit(void **state)
+{
+	(void)state;
+	char f[256], budgets[256], json[256];
+	snprintf(f, sizeof(f), "%s/und.h5", tmpdir);
+	snprintf(budgets, sizeof(budgets), "%s/und.budgets", tmpdir);
+	snprintf(json, sizeof(json), "%s/und.json", tmpdir);
+	write_file(budgets, "budget * overhead >= 0.9 sign-test far 0.7\n");
+	ncur = 0;
+	for (int i = 0; i < 3; i++) {
+		struct sb_run *r = add_run(cur_runs, &ncur, "ctimer", "balanced", 2, 100, i);
+		r->metrics.overhead = 0.8;
+		r->run_id = i;
+	}
+	write_runs(f, &host_a, cur_runs, ncur);
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--json", json, f)), 1);
+	assert_non_null(strstr(out, "gate: FAIL: 1 checks, 0 failed"));
+	assert_non_null(strstr(out, "1 undecided (too few runs to judge)"));
+	assert_int_equal(run(out, sizeof(out), ARGS("gate", "--budgets", budgets, "--undecided",
+						    "pass", f)), 0);
+	assert_non_null(strstr(out, "gate: PASS: 1 checks, 0 failed"));
+	assert_non_null(strstr(out, "1 undecided (too few runs to judge; --undecided=pass)"));
+	FILE *j = fopen(json, "r");
+	assert_non_null(j);
+	char text[4096];
+	size_t n = fread(text, 1, sizeof(text) - 1, j);
+	text[n] = 0;
+	fclose(j);
+	assert_non_null(strstr(text, "\"undecided\": 1"));
+	assert_non_null(strstr(text, "\"state\": \"undecided\""));
+	assert_non_null(strstr(text, "\"exit_code\": 1"));
+	unlink(f);
+	unlink(budgets);
+	unlink(json);
 }
 
 /* The gate check of (host, kind, sampler, metric), or NULL. */
@@ -1298,6 +1510,10 @@ int main(void)
 		cmocka_unit_test_setup(test_calm_budget_needs_a_calm_none, setup),
 		cmocka_unit_test_setup(test_per_run_quantile_budget, setup),
 		cmocka_unit_test_setup(test_pooled_quantile_budget, setup),
+		cmocka_unit_test_setup(test_undecided_and_far, setup),
+		cmocka_unit_test_setup(test_pooled_too_few_samples_undecided, setup),
+		cmocka_unit_test_setup(test_cli_undecided_exit, setup),
+		cmocka_unit_test_setup(test_under_reporting_does_not_pay, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
 		cmocka_unit_test_setup(test_merged_hosts_judged_per_host, setup),

@@ -85,7 +85,8 @@ def section(page, table, esc, exe, paths):
                                         else " (no baseline of this machine: budgets only)")]],
                        [["l", "", "", "", "", "", "", "l"]]))
         page.p("The rules and why each is fair: docs/gate.md.", "caption")
-        for state, title in (("fail", "Failed"), ("warn", "Warnings")):
+        for state, title in (("fail", "Failed"), ("undecided", "Too few runs to judge"),
+                             ("warn", "Warnings")):
             rows = [r for r in d["results"] if r["state"] == state]
             if not rows:
                 continue
