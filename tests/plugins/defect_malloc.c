@@ -3,7 +3,9 @@
  * interrupts threads holding their arena's lock and deadlocks them: the watchdog kills the
  * run.
  * gate-expects: failed_runs
- * gate-workload: malloclock */
+ * gate-workload: malloclock
+ * gate-watchdog: 2.5 (a 0.5 s run; each of its runs hangs, the default would wait 5.5 s)
+ * gate-plain-only (glibc's allocator: a sanitizer build brings its own) */
 #include <stdlib.h>
 
 #define DEFECT_NAME "defect-malloc"
