@@ -204,6 +204,17 @@ gate-quick: deps $(BIN)
 	skipped=$$($(BIN) show $(BUILD)/quick.h5 | awk '$$7 == "skipped" { print $$2 }' | sort -u); \
 	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 
+# The workloads profile of ci/matrix (every healthy built-in on every shipped workload, 5 x
+# 1 s a cell, ~7 min on 2 cores) judged by ci/budgets: no false alarm on any workload.
+# A benchmark like gate-quick; .ci/run runs it after gate-quick.
+.PHONY: gate-workloads
+gate-workloads: deps $(BIN)
+	@echo "== workloads bench profile, budget gate (ci/matrix, ci/budgets; docs/gate.md)"
+	$(Q)$(BIN) bench --matrix $(MATRIX) --profile workloads --force -o $(BUILD)/workloads.h5; rc=$$?; \
+	[ $$rc -le 1 ] || exit $$rc; $(BIN) gate -q $(BUILD)/workloads.h5 || exit 1; \
+	skipped=$$($(BIN) show $(BUILD)/workloads.h5 | awk '$$7 == "skipped" { print $$2 }' | sort -u); \
+	[ -z "$$skipped" ] || { echo "workloads gate: skipped here, where the profile's samplers must run:" $$skipped; exit 1; }
+
 # libFuzzer runs of the cpu profile parser, the results reader and the importers (~30 s
 # each, built with clang, which make deps installs; fails without it); .ci/run runs this.
 # make check replays their corpora through the same targets, built by the rules below.

@@ -147,6 +147,7 @@ static long metric_needs(const char *m)
 		/* a sample's slot against its stack's: both (a tool's recipe may claim one) */
 		{ "misattributed_fraction", SB_CAP_STACKS | SB_CAP_THREAD_IDS },
 		{ "stack_correct_fraction", SB_CAP_STACKS | SB_CAP_THREAD_IDS },
+		{ "stack_unwalkable_fraction", SB_CAP_STACKS | SB_CAP_THREAD_IDS },
 		{ "function_tvd", SB_CAP_STACKS }, { "function_misfit", SB_CAP_STACKS },
 		{ "truncated_fraction", SB_CAP_STACKS }, { "offcpu_sample_fraction", SB_CAP_STACKS },
 		{ "stop_latency_", SB_CAP_STOP_LATENCY }, { "suspend_window_", SB_CAP_SUSPEND_WINDOW },

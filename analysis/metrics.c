@@ -195,9 +195,43 @@ static double function_misfit(const double *cnt, const double *share, int k, dou
 	return chisq_sf(g, k - 1) < FUNCTION_FIT_P ? tvd_v : 0;
 }
 
+/* A truncated stack shorter than this many user frames is not judged as cut by a frame
+ * limit: the shallowest limit of a built-in mechanism is libprofiler's 64 frames. */
+#define CHAIN_CUT_MIN_FRAMES 64
+
+enum chain_verdict { CHAIN_WRONG, CHAIN_RIGHT, CHAIN_UNWALKABLE };
+
+/* Judges one sample's user frames f[leaf..depth) against the workload's chain. A leaf in a
+ * known module other than `own` (the workload's code, built with frame pointers) is
+ * unwalkable: it lies in code without frame pointers (glibc's malloc, futex and barrier
+ * waits), whose caller's return address is in no frame record, so a frame-pointer walk
+ * cannot recover the caller and the sample says nothing about the chain. A leaf that no
+ * module holds is judged (a wrong PC is wrong). A stack flagged truncated and at least
+ * CHAIN_CUT_MIN_FRAMES deep holds the chain when it holds its leaf-side part, in order, up
+ * to where its frames end (deep's 200 frames against perf's 127-frame limit). */
+static enum chain_verdict judge_chain(const struct sb_run *r, const struct sb_sample *s,
+				      const uint64_t *f, uint32_t leaf,
+				      char chain[][SB_SYM_FUNC_LEN], int nchain, const char *own)
+{
+	const struct sb_symbol *sy = symbol_find(r->symbols, r->nsymbols, f[leaf]);
+	if (sy && symbol_module_known(sy) && !symbol_is_kernel(sy) && strcmp(sy->module, own) != 0)
+		return CHAIN_UNWALKABLE;
+	int next = 0;
+	for (uint32_t d = leaf; d < s->depth && next < nchain; d++)
+		if (match_name(r, f[d], &chain[next], 1) == 0)
+			next++;
+	if (next == nchain)
+		return CHAIN_RIGHT;
+	if ((s->flags & SB_SAMPLE_TRUNCATED) && next > 0 &&
+	    s->depth - leaf >= CHAIN_CUT_MIN_FRAMES)
+		return CHAIN_RIGHT;
+	return CHAIN_WRONG;
+}
+
 /* Samples counted: those on workload threads (slot known), except for function_tvd, which
  * counts every sample whose leaf is a declared function. A sample's leaf is its first
- * user-space frame. See docs/metrics.md, "Workload metrics". */
+ * user-space frame. stack_correct_fraction judges the walkable samples (judge_chain),
+ * stack_unwalkable_fraction counts the others. See docs/metrics.md, "Workload metrics". */
 static void workload_metrics(struct sb_run *r, const struct workload *w, double true_alive,
 			     double true_offcpu)
 {
@@ -205,7 +239,8 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 	char chain[WL_MAX_CHAIN][SB_SYM_FUNC_LEN], funcs[WL_MAX_FUNCS][SB_SYM_FUNC_LEN];
 	char offcpu[WL_MAX_FUNCS][SB_SYM_FUNC_LEN];
 	double fcnt[WL_MAX_FUNCS] = { 0 };
-	size_t total = 0, correct = 0, off = 0;
+	char own[SB_SYM_MODULE_LEN] = "";
+	size_t total = 0, correct = 0, judged = 0, unwalkable = 0, off = 0;
 	int nchain, nfuncs, noffcpu;
 
 	if (!w)
@@ -218,6 +253,11 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 	if (!sym)
 		return;
 	nchain = name_functions(sym, w->chain, WL_MAX_CHAIN, chain);
+	struct sb_symbol own_sym;
+	if (nchain > 0 && symbolize(sym, (uint64_t)(uintptr_t)w->chain[0], &own_sym))
+		snprintf(own, sizeof(own), "%s", own_sym.module);
+	else
+		nchain = 0; /* the chain's module unknown: the metric stays NaN */
 	nfuncs = name_functions(sym, w->funcs, WL_MAX_FUNCS, funcs);
 	noffcpu = name_functions(sym, w->offcpu, WL_MAX_FUNCS, offcpu);
 	symbolizer_free(sym);
@@ -238,15 +278,16 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		if (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS)
 			continue;
 		total++;
-		if (leaf == s->depth)
+		if (leaf == s->depth) {
+			judged++; /* no user frame at all: not a walk that lost its way */
 			continue;
+		}
 		/* The chain must appear leaf-side first, in order; other frames may sit between. */
-		int next = 0;
-		for (uint32_t d = leaf; d < s->depth && next < nchain; d++)
-			if (match_name(r, f[d], &chain[next], 1) == 0)
-				next++;
-		if (nchain > 0 && next == nchain)
-			correct++;
+		enum chain_verdict v = nchain > 0 ? judge_chain(r, s, f, leaf, chain, nchain, own)
+						  : CHAIN_WRONG;
+		unwalkable += v == CHAIN_UNWALKABLE;
+		judged += v != CHAIN_UNWALKABLE;
+		correct += v == CHAIN_RIGHT;
 		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
 			off++;
 	}
@@ -256,8 +297,11 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 	}
 	if (total == 0)
 		return;
-	if (nchain > 0)
-		m->stack_correct_fraction = (double)correct / (double)total;
+	if (nchain > 0) {
+		m->stack_unwalkable_fraction = (double)unwalkable / (double)total;
+		if (judged > 0)
+			m->stack_correct_fraction = (double)correct / (double)judged;
+	}
 	if (noffcpu > 0)
 		m->offcpu_sample_fraction = (double)off / (double)total;
 }

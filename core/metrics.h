@@ -28,7 +28,8 @@
 	X(interval_jitter_ns, "ns", "stddev of per-thread inter-sample intervals")        \
 	X(interval_mean_ns, "ns", "mean per-thread inter-sample interval")                \
 	X(truncated_fraction, "ratio", "samples flagged truncated")                       \
-	X(stack_correct_fraction, "ratio", "samples whose stack holds the expected chain") \
+	X(stack_correct_fraction, "ratio", "walkable samples whose stack holds the expected chain") \
+	X(stack_unwalkable_fraction, "ratio", "samples whose leaf is in code without frame pointers (not judged for the chain)") \
 	X(function_tvd, "ratio", "1/2 sum |sample share - true share| over functions")   \
 	X(function_misfit, "ratio", "function_tvd when a G-test rejects the declared shares (p < 0.001), else 0") \
 	X(offcpu_sample_fraction, "ratio", "samples whose leaf is a sleep/block function") \

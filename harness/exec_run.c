@@ -439,6 +439,7 @@ int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_i
 	/* No workload code in the program: slot leaves and chains cannot be judged. */
 	r->metrics.misattributed_fraction = NAN;
 	r->metrics.stack_correct_fraction = NAN;
+	r->metrics.stack_unwalkable_fraction = NAN;
 	r->metrics.function_tvd = NAN;
 	no_thread_ids(r);
 	check_truth(&c);

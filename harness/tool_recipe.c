@@ -402,7 +402,8 @@ const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall)
 	if (!(caps & SB_CAP_THREAD_IDS) &&
 	    (!strcmp(metric, "thread_tvd") || !strcmp(metric, "wall_thread_tvd") ||
 	     !strcmp(metric, "misattributed_fraction") ||
-	     !strcmp(metric, "stack_correct_fraction")))
+	     !strcmp(metric, "stack_correct_fraction") ||
+	     !strcmp(metric, "stack_unwalkable_fraction")))
 		return "no thread ids: the recipe has no thread_ids";
 	if (!(caps & SB_CAP_WEIGHTS) && !strcmp(metric, "magnitude_error"))
 		return "no sample weights: the recipe has no weights";

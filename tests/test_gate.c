@@ -605,6 +605,36 @@ static void test_class_rules_by_what_a_sampler_is(void **state)
 	gate_result_free(&res);
 }
 
+/* stack_unwalkable_fraction counts samples on workload threads, like stack_correct: a
+ * sampler with stacks but no thread ids (gperftools' format) is "not measured", one that
+ * claims both and gives NaN fails. */
+static void test_unwalkable_needs_thread_ids(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	assert_int_equal(gate_config_parse("budget * stack_unwalkable_fraction <= 0.2\n", "c", &ccfg,
+					   err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		add_run(cur_runs, &ncur, "ctimer", "balanced", 2, 100, i)
+			->metrics.stack_unwalkable_fraction = 0.01;
+		struct sb_run *st = add_run(cur_runs, &ncur, "stacks-only", "balanced", 2, 100, i);
+		set_class(st, SB_CAP_STACKS, 2);
+		st->nsamples = 40;
+		struct sb_run *both = add_run(cur_runs, &ncur, "claims-both", "balanced", 2, 100, i);
+		set_class(both, SB_CAP_STACKS | SB_CAP_THREAD_IDS, 2);
+		both->nsamples = 40;
+	}
+	eval_cfg(&ccfg, &res);
+	const struct gate_check *k = find_budget_line(&res, "stacks-only", "stack_unwalkable_fraction", 0);
+	assert_int_equal(k->state, GATE_NA);
+	assert_non_null(strstr(k->reason, "not measured: stacks-only does not claim thread_ids"));
+	assert_int_equal(find_budget_line(&res, "claims-both", "stack_unwalkable_fraction", 0)->state,
+			 GATE_FAIL);
+	assert_int_equal(find_budget_line(&res, "ctimer", "stack_unwalkable_fraction", 0)->state,
+			 GATE_PASS);
+	gate_result_free(&res);
+}
+
 static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 {
 	(void)state;
@@ -1505,6 +1535,7 @@ int main(void)
 		cmocka_unit_test_setup(test_class_rules_by_what_a_sampler_is, setup),
 		cmocka_unit_test_setup(test_nan_claimed_fails_unclaimed_not_measured, setup),
 		cmocka_unit_test_setup(test_footprint_rules, setup),
+		cmocka_unit_test_setup(test_unwalkable_needs_thread_ids, setup),
 		cmocka_unit_test_setup(test_expect_line_exempts_with_reason, setup),
 		cmocka_unit_test_setup(test_host_fact_and_floor_budgets, setup),
 		cmocka_unit_test_setup(test_calm_budget_needs_a_calm_none, setup),

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include "harness/matrix.h"
+#include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 static struct mx_matrix m;
 static char err[512];
@@ -247,6 +249,36 @@ static void test_shard_arg_and_digest(void **state)
 	free(specs);
 }
 
+#ifdef __linux__
+/* The workloads profile (make gate-workloads): every healthy built-in on every workload,
+ * >= 5 runs a cell (a one-sided sign test needs 5), and short enough for CI. */
+static void check_workloads_profile(void)
+{
+	struct run_spec *specs;
+	long n = matrix_specs(&m, "workloads", &specs, err, sizeof(err));
+	double secs = 0;
+
+	assert_true(n > 0);
+	for (long i = 0; i < n; i++)
+		secs += specs[i].duration_s + 0.3;
+	for (size_t w = 0; workload_at(w); w++)
+		for (size_t k = 0; sampler_at(k); k++) {
+			const struct sampler *sp = sampler_at(k);
+			if (sp->flags & (SB_SAMPLER_FAULT | SB_SAMPLER_TEST))
+				continue;
+			long reps = 0;
+			for (long i = 0; i < n; i++)
+				reps += specs[i].sampler == sp && specs[i].workload == workload_at(w);
+			if (reps < 5)
+				fail_msg("workloads profile: %s on %s has %ld runs, want >= 5", sp->name,
+					 workload_at(w)->name, reps);
+		}
+	free(specs);
+	if (secs > 8 * 60)
+		fail_msg("workloads profile plans %.0f s, more than 8 min", secs);
+}
+#endif
+
 static void test_ci_matrix(void **state)
 {
 	(void)state;
@@ -284,6 +316,9 @@ static void test_ci_matrix(void **state)
 		fail_msg("default profile plans %.0f s, more than 30 min", secs);
 	assert_true(matrix_specs(&m, "full", &specs, err, sizeof(err)) > 0);
 	free(specs);
+#ifdef __linux__ /* the table of this platform's built-ins: ci/matrix is Linux's */
+	check_workloads_profile();
+#endif
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 
 #include "analysis/chisq.h"
 #include "analysis/metrics.h"
+#include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
@@ -172,6 +173,100 @@ static void test_wall_view(void **state)
 	run_free(&f.r);
 }
 
+/* A fake workload's chain, leaf side first: chain_leaf called from chain_root. */
+static __attribute__((noinline, used)) int chain_leaf(int x) { return x * 3 + 1; }
+static __attribute__((noinline, used)) int chain_root(int x) { return chain_leaf(x) + 2; }
+static __attribute__((noinline, used)) int chain_other(int x) { return x - 7; }
+
+#define FAKE_LIBC_PC 0x7f0000001000ull
+#define FAKE_UNKNOWN_PC 0x5000ull
+
+/* Adds a sample on thread 0 with the given frames (leaf first). */
+static void fake_stack(struct fake *f, const uint64_t *pcs, uint32_t n, uint32_t flags)
+{
+	struct sb_sample *s = &f->r.samples[f->r.nsamples++];
+	*s = sample_unknown();
+	s->thread_index = 0;
+	s->flags = flags;
+	s->frame_offset = f->r.nframes;
+	s->depth = n;
+	for (uint32_t i = 0; i < n; i++)
+		f->r.frames[f->r.nframes++] = pcs[i];
+}
+
+/* The run's symbol table: the three test functions named by this process's symbolizer
+ * (so their module is this binary), one PC in a module without frame pointers, one PC in
+ * no module. */
+static void fake_symbols(struct fake *f, const uint64_t *own, int nown)
+{
+	struct sb_symbolizer *sym = symbolizer_new();
+	assert_non_null(sym);
+	f->r.symbols = calloc((size_t)nown + 2, sizeof(struct sb_symbol));
+	for (int i = 0; i < nown; i++)
+		assert_true(symbolize(sym, own[i], &f->r.symbols[i]));
+	symbolizer_free(sym);
+	struct sb_symbol *libc = &f->r.symbols[nown], *unknown = &f->r.symbols[nown + 1];
+	libc->pc = FAKE_LIBC_PC;
+	snprintf(libc->module, sizeof(libc->module), "libc.so.6");
+	snprintf(libc->function, sizeof(libc->function), "_int_malloc");
+	unknown->pc = FAKE_UNKNOWN_PC;
+	symbol_set_unknown(unknown, FAKE_UNKNOWN_PC);
+	f->r.nsymbols = (size_t)nown + 2;
+	for (size_t i = 1; i < f->r.nsymbols; i++) /* sorted by pc (insertion sort) */
+		for (size_t j = i; j > 0 && f->r.symbols[j - 1].pc > f->r.symbols[j].pc; j--) {
+			struct sb_symbol t = f->r.symbols[j];
+			f->r.symbols[j] = f->r.symbols[j - 1];
+			f->r.symbols[j - 1] = t;
+		}
+}
+
+/* stack_correct_fraction judges the walkable samples; a leaf in a known module other
+ * than the workload's is unwalkable (stack_unwalkable_fraction), a leaf in no module is
+ * judged; a stack cut at a frame limit (flagged, >= 64 frames) is judged on the chain's
+ * leaf side. */
+static void test_stack_chain(void **state)
+{
+	(void)state;
+	const uint64_t A = (uint64_t)(uintptr_t)chain_leaf + 1, B = (uint64_t)(uintptr_t)chain_root + 1;
+	const uint64_t G = (uint64_t)(uintptr_t)chain_other + 1, L = FAKE_LIBC_PC;
+	const uint64_t U = FAKE_UNKNOWN_PC, own[] = { A, B, G };
+	struct workload w = { .name = "fake", .chain = { (const void *)chain_leaf,
+							 (const void *)chain_root, NULL } };
+	uint64_t cut[70];
+	struct fake f;
+
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	for (int i = 0; i < 4; i++)
+		fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0); /* right */
+	for (int i = 0; i < 2; i++)
+		fake_stack(&f, (const uint64_t[]){ A, G }, 2, 0); /* wrong: no root */
+	for (int i = 0; i < 3; i++)
+		fake_stack(&f, (const uint64_t[]){ L }, 1, 0); /* unwalkable */
+	fake_stack(&f, (const uint64_t[]){ L, A, B }, 3, 0); /* unwalkable, chain or not */
+	fake_stack(&f, (const uint64_t[]){ L, G }, 2, 0);    /* unwalkable */
+	fake_stack(&f, (const uint64_t[]){ U, B }, 2, 0);    /* wrong: a leaf in no module */
+	cut[0] = A;
+	for (int i = 1; i < 70; i++)
+		cut[i] = G;
+	fake_stack(&f, cut, 70, SB_SAMPLE_TRUNCATED); /* right: cut, leaf side held */
+	fake_stack(&f, cut, 10, SB_SAMPLE_TRUNCATED); /* wrong: too short for a cut */
+	fake_stack(&f, cut + 1, 69, SB_SAMPLE_TRUNCATED); /* wrong: cut, no chain at all */
+	metrics_compute(&f.r, &w);
+	assert_float_equal(f.r.metrics.stack_unwalkable_fraction, 5.0 / 15, 1e-9);
+	assert_float_equal(f.r.metrics.stack_correct_fraction, 5.0 / 10, 1e-9);
+	run_free(&f.r);
+
+	/* Nothing walkable: no judgement (NaN), all unwalkable. */
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	fake_stack(&f, (const uint64_t[]){ L }, 1, 0);
+	metrics_compute(&f.r, &w);
+	assert_float_equal(f.r.metrics.stack_unwalkable_fraction, 1.0, 1e-9);
+	assert_true(isnan(f.r.metrics.stack_correct_fraction));
+	run_free(&f.r);
+}
+
 static void test_metric_table(void **state)
 {
 	(void)state;
@@ -330,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_slot_ranges),
 		cmocka_unit_test(test_cost_from_process),
 		cmocka_unit_test(test_cost_excess),
+		cmocka_unit_test(test_stack_chain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,6 +335,8 @@ static void test_metric_nan_reasons(void **state)
 	assert_non_null(strstr(tool_metric_nan_reason("thread_tvd", gperf, 0), "thread_ids"));
 	assert_non_null(strstr(tool_metric_nan_reason("stack_correct_fraction", gperf, 0),
 			       "thread_ids"));
+	assert_non_null(strstr(tool_metric_nan_reason("stack_unwalkable_fraction", gperf, 0),
+			       "thread_ids"));
 	assert_null(tool_metric_nan_reason("thread_tvd", perf, 0));
 	assert_null(tool_metric_nan_reason("misattributed_fraction", perf, 0));
 	assert_non_null(strstr(tool_metric_nan_reason("magnitude_error", SB_CAP_THREAD_IDS, 0),

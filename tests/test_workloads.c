@@ -257,13 +257,14 @@ static void test_deep(void **state)
 	assert_true(r.metrics.truncated_fraction < 0.05);
 	run_free(&r);
 
-	/* Deeper than SB_MAX_FRAMES: cut, flagged, and the root of the chain out of reach. */
+	/* Deeper than SB_MAX_FRAMES: cut, flagged, the root of the chain out of reach, and
+	 * judged on the chain's leaf side, which a cut stack still holds. */
 	run_ok("ctimer", "deep", 2, 250, 0.5, 400, &r);
 	print_message("ctimer deep 400: samples %.0f stack_correct %.3f truncated %.3f\n",
 		      r.metrics.nsamples, r.metrics.stack_correct_fraction,
 		      r.metrics.truncated_fraction);
 	assert_true(r.metrics.truncated_fraction > 0.9);
-	assert_true(r.metrics.stack_correct_fraction < 0.1);
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
 	for (size_t i = 0; i < r.nsamples; i++)
 		if (r.samples[i].flags & SB_SAMPLE_TRUNCATED)
 			assert_true(r.samples[i].depth <= SB_MAX_FRAMES);

@@ -80,9 +80,9 @@ def reason(workload, get):
         return (f"Unequal threads make misattribution visible (thread_tvd itimer "
                 f"{f('itimer', 'thread_tvd')}, mach {f('mach', 'thread_tvd')}); mach also "
                 f"stops threads waiting at the barrier inside glibc, which has no frame "
-                f"pointers, so fewer of its stacks are whole (stack_correct_fraction mach "
-                f"{f('mach', 'stack_correct_fraction')}, itimer "
-                f"{f('itimer', 'stack_correct_fraction')}).")
+                f"pointers, so more of its stacks cannot be walked back to the workload "
+                f"(stack_unwalkable_fraction mach {f('mach', 'stack_unwalkable_fraction')}, "
+                f"itimer {f('itimer', 'stack_unwalkable_fraction')}).")
     if workload == "hotspot":
         return (f"Both see the 60/30/10 split of one thread's time over three functions: "
                 f"function_tvd itimer {f('itimer', 'function_tvd')}, mach "
