@@ -28,7 +28,9 @@ METRICS = ("rate_accuracy", "thread_tvd", "magnitude_error", "wall_rate_accuracy
            "offcpu_sample_fraction", "offcpu_true_fraction", "eintr_per_1k_samples", "overhead",
            "suspend_window_max_ns", "window_observed_p50_ns", "window_observed_p99_ns",
            "window_observed_max_ns", "window_unreported_p50_ns", "pause_p99_ns",
-           "pause_excess_fraction", "function_misfit")
+           "pause_excess_fraction", "function_misfit", "stack_unwalkable_fraction",
+           "sampler_cpu_measured_fraction", "sampler_cpu_unreported_fraction", "rss_peak_excess_bytes",
+           "rss_growth_bytes_per_s", "integrity_violations", "stack_peak_bytes")
 FLOORS = ("syscall", "thread_cpu_clock", "futex_cross", "futex_same", "signal_cross",
           "rendezvous", "rendezvous_busy", "rendezvous_busy_observed", "ptrace_interrupt")
 
@@ -127,8 +129,42 @@ class Page:
         x = self.s["floors_us"].get(name)
         return None if x is None else x[i]
 
+    def any_metric(self, k):
+        return any(k in c["median"] for c in self.s["cells"])
+
     def has(self, *smps):
         return [x for x in smps if x in self.samplers]
+
+
+def footprint(p, w, src):
+    """The footprint table: what each sampler cost the process and changed in it."""
+    w("\n## The profiler's footprint\n")
+    w(f"({src})\n")
+    w("Measured from the process, not taken from the sampler (docs/metrics.md): the run child's "
+      "CPU less the workload threads' own and the harness's (`sampler_cpu_measured_fraction`, "
+      "% of one core) against what the sampler reports (`sampler_cpu_fraction`), the CPU it "
+      "spent beyond its claim (`sampler_cpu_unreported_fraction`), its private memory above "
+      "`none`'s at the peak and its growth, the deepest stack a workload thread used "
+      "(`stack_peak_bytes`, KiB; `none`'s is the workload's own) and what the program saw "
+      "changed (`integrity_violations`: errno, signal masks and dispositions, its own signal, "
+      "descriptors). Cell medians, 2 threads, 100 Hz:\n")
+    for wl in ("balanced", "mixed", "syscall"):
+        if not any((x, wl, 2, 100.0) in p.cells for x in p.samplers):
+            continue
+        w(f"**{wl}, 2 threads**\n")
+        w("| sampler | CPU measured | CPU claimed | unreported | RSS peak excess MB "
+          "| RSS growth KB/s | stack peak KiB | integrity | overhead |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+        for x in ["none"] + p.samplers:
+            if (x, wl, 2, 100.0) not in p.cells:
+                continue
+            w(f"| {x} | {p.pct(x, wl, 2, 'sampler_cpu_measured_fraction')} | "
+              f"{p.pct(x, wl, 2, 'sampler_cpu_fraction')} | {p.pct(x, wl, 2, 'sampler_cpu_unreported_fraction')} | "
+              f"{p.f(x, wl, 2, 'rss_peak_excess_bytes', fmt='{:.2f}', scale=1e-6)} | "
+              f"{p.f(x, wl, 2, 'rss_growth_bytes_per_s', fmt='{:.0f}', scale=1e-3)} | "
+              f"{p.f(x, wl, 2, 'stack_peak_bytes', fmt='{:.1f}', scale=1 / 1024)} | "
+              f"{p.f(x, wl, 2, 'integrity_violations', fmt='{:.0f}')} | {p.f(x, wl, 2, 'overhead')} |")
+        w("")
 
 
 def source(s):
@@ -301,12 +337,27 @@ def render(s):
 
     w("\n## Frame pointers end at glibc\n")
     w(f"({src})\n")
-    w("stack_correct_fraction on skewed, 2 threads: "
-      + ", ".join(f"{x} {p.f(x, 'skewed', 2, 'stack_correct_fraction', fmt='{:.2f}')}" for x in p.samplers)
-      + ". Debian's glibc is built without frame pointers, and skewed's threads wait in "
-      "`pthread_barrier_wait`: a stop that lands there cannot walk back to `skewed_thread`, "
-      "whose return address lies in no frame record (docs/workloads.md). CPU timers fire "
-      "mostly while the thread computes in its own code.")
+    if p.any_metric("stack_unwalkable_fraction"):
+        w("The share of samples whose leaf lies in code without frame pointers "
+          "(`stack_unwalkable_fraction`: glibc, the vDSO), skewed / malloclock, 2 threads: "
+          + ", ".join(f"{x} {p.f(x, 'skewed', 2, 'stack_unwalkable_fraction', fmt='{:.2f}')} / "
+                      f"{p.f(x, 'malloclock', 2, 'stack_unwalkable_fraction', fmt='{:.2f}')}"
+                      for x in p.samplers)
+          + ". Debian's glibc is built without frame pointers: a stop that lands in "
+          "`pthread_barrier_wait` or `malloc` cannot walk back to the workload's function, whose "
+          "return address lies in no frame record (docs/workloads.md). `stack_correct_fraction` "
+          "judges the samples whose leaf is the workload's own code (skewed / malloclock: "
+          + ", ".join(f"{x} {p.f(x, 'skewed', 2, 'stack_correct_fraction', fmt='{:.2f}')} / "
+                      f"{p.f(x, 'malloclock', 2, 'stack_correct_fraction', fmt='{:.2f}')}"
+                      for x in p.samplers)
+          + "); docs/gate.md says how the others are bounded.")
+    else:
+        w("stack_correct_fraction on skewed, 2 threads: "
+          + ", ".join(f"{x} {p.f(x, 'skewed', 2, 'stack_correct_fraction', fmt='{:.2f}')}" for x in p.samplers)
+          + ". Debian's glibc is built without frame pointers, and skewed's threads wait in "
+          "`pthread_barrier_wait`: a stop that lands there cannot walk back to `skewed_thread`, "
+          "whose return address lies in no frame record (docs/workloads.md). CPU timers fire "
+          "mostly while the thread computes in its own code.")
 
     w("\n## Cost\n")
     w(f"({src})\n")
@@ -318,6 +369,8 @@ def render(s):
       "balanced, 2 threads: " + ", ".join(
           f"{x} {p.f(x, 'balanced', 2, 'overhead')}" for x in p.samplers
           if p.v(x, "balanced", 2, "overhead") is not None) + ".")
+    if p.any_metric("sampler_cpu_measured_fraction"):
+        footprint(p, w, src)
     if s.get("scaling"):
         w("\nmach's cost per tick against the thread count (`build/mach_scaling`, 200 Hz, "
           "the sampler at SCHED_FIFO; the last columns are ratios to this host's floors):\n")
