@@ -1,0 +1,126 @@
+/* integrity.c - a workload thread's checks of itself (integrity.h). Nothing here asks the
+ * sampler: the mask and the stack are read from the thread, the signal is the program's
+ * own, and every count lands in the slot's truth in shared memory. */
+#include "workloads/integrity.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "platform/platform.h"
+#include "sampler/threads.h"
+
+#define WL_PAINT_WORD 0x5ca1ab1e0ddba11dull
+/* Left unpainted below the caller's frame: the painter's own frame and the calls between
+ * begin and the work grow into the painted window, which is fine, but must not paint over
+ * what they hold while painting. */
+#define WL_PAINT_MARGIN 512
+/* Kept clear above the stack's low end (a guard page that the bounds may include). */
+#define WL_PAINT_FLOOR 4096
+/* A signal a thread sends itself is delivered before pthread_kill returns when it is not
+ * blocked; the wait only keeps a slow host from turning a late one into a violation. */
+#define WL_SELF_SIGNAL_WAIT_NS 20000000ull
+
+static __thread volatile sig_atomic_t self_signal_seen;
+
+/* The program's handler: async-signal-safe, errno saved. */
+static void self_signal_handler(int sig)
+{
+	int e = errno;
+	(void)sig;
+	self_signal_seen = self_signal_seen + 1;
+	errno = e;
+}
+
+int wl_integrity_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = self_signal_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(WL_SELF_SIGNAL, &sa, NULL);
+}
+
+int wl_sigset_equal(const sigset_t *a, const sigset_t *b)
+{
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(a, s) != sigismember(b, s))
+			return 0;
+	return 1;
+}
+
+/* Not inlined: its frame address is the top of the window it paints. Sanitizer builds
+ * keep their own stacks and shadow memory: no paint there (stack_peak_bytes stays 0). */
+__attribute__((noinline)) void wl_integrity_begin(struct wl_integrity *it)
+{
+	uintptr_t lo, hi;
+
+	sigemptyset(&it->mask);
+	pthread_sigmask(SIG_SETMASK, NULL, &it->mask);
+	it->top = it->lo = 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return;
+#endif
+	uintptr_t top = (uintptr_t)__builtin_frame_address(0) - WL_PAINT_MARGIN;
+	if (plat_stack_bounds_self(&lo, &hi) != 0 || top <= lo + WL_PAINT_FLOOR || top > hi)
+		return;
+	top &= ~(uintptr_t)7;
+	uintptr_t bottom = top - (lo + WL_PAINT_FLOOR) > WL_PAINT_CAP ? top - WL_PAINT_CAP
+								     : lo + WL_PAINT_FLOOR;
+	bottom = (bottom + 7) & ~(uintptr_t)7;
+	/* volatile: word by word, no memset call below this frame */
+	for (volatile uint64_t *w = (volatile uint64_t *)bottom; (uintptr_t)w < top; w++)
+		*w = WL_PAINT_WORD;
+	it->top = top;
+	it->lo = bottom;
+}
+
+/* Bytes between the window's top and its deepest changed word; 0 without a window. */
+static uint64_t stack_peak_scan(const struct wl_integrity *it)
+{
+	if (it->top == 0)
+		return 0;
+	const volatile uint64_t *w = (const volatile uint64_t *)it->lo;
+	while ((uintptr_t)w < it->top && *w == WL_PAINT_WORD)
+		w++;
+	return (uint64_t)(it->top - (uintptr_t)w) + WL_PAINT_MARGIN;
+}
+
+static void store_max(_Atomic uint64_t *v, uint64_t x)
+{
+	uint64_t cur = atomic_load(v);
+	while (cur < x && !atomic_compare_exchange_weak(v, &cur, x))
+		;
+}
+
+/* Sends the thread the program's own signal; 1 when its handler ran within the wait. */
+static int self_signal_arrives(void)
+{
+	sig_atomic_t before = self_signal_seen;
+	if (pthread_kill(pthread_self(), WL_SELF_SIGNAL) != 0)
+		return 0;
+	uint64_t t0 = sb_now_ns();
+	while (self_signal_seen == before) {
+		if (sb_now_ns() - t0 > WL_SELF_SIGNAL_WAIT_NS)
+			return 0;
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+void wl_integrity_end(struct wl_integrity *it, struct wl_truth *t)
+{
+	sigset_t now;
+
+	/* first: the handler of the signal below runs on this stack */
+	store_max(&t->stack_peak, stack_peak_scan(it));
+	sigemptyset(&now);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	if (!wl_sigset_equal(&now, &it->mask))
+		atomic_fetch_add(&t->integrity_sigmask, 1);
+	if (!self_signal_arrives())
+		atomic_fetch_add(&t->integrity_signal, 1);
+}
