@@ -7,9 +7,14 @@
 
 #include "workloads/integrity.h"
 
+/* The C library's business: glibc sets it on every disposition it installs, so a
+ * disposition restored through sigaction() differs from a never-set one only in it. */
+#if defined(__linux__) && !defined(SA_RESTORER)
+#define SA_RESTORER 0x04000000
+#endif
+
 int sb_sigaction_same(const struct sigaction *a, const struct sigaction *b)
 {
-	/* SA_RESTORER is the C library's business, set on every handler it installs */
 #ifdef SA_RESTORER
 	const int ignore = SA_RESTORER;
 #else

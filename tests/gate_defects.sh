@@ -113,5 +113,15 @@ for src in tests/plugins/defect_*.c; do
 	judge "$name" 1 "$metric"
 done
 judge ctimer-plugin 0 ''
+# On 64 KiB thread stacks (run --stack-kb, as musl and thread pools give) a handler that
+# puts 200 KiB on the interrupted thread's stack crashes the run (a failed run, never a
+# pass); the healthy example still runs.
+$bin run -q --sampler "$BUILD/tests/plugins/defect_stack_hog.so,$example" --workload balanced \
+	--threads 2 --duration 0.3 --stack-kb 64 -o "$tmp/small.h5" -f >/dev/null 2>&1
+small=$($bin show "$tmp/small.h5" | awk '$2 == "defect-stack-hog" || $2 == "ctimer-plugin" { print $2 "=" $7 }')
+case $small in
+*defect-stack-hog=failed*ctimer-plugin=ok*) echo "caught defect-stack-hog on 64 KiB stacks: failed run" ;;
+*) echo "FAIL 64 KiB stacks: want defect-stack-hog failed, ctimer-plugin ok, got:" $small; bad=1 ;;
+esac
 [ $bad -eq 0 ] && echo "gate_defects: every fault and defective plugin failed the gate, the example passed"
 exit $bad
