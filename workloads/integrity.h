@@ -13,6 +13,10 @@
 
 #include "workloads/workload.h"
 
+#ifndef NSIG /* hidden by strict POSIX modes on some systems: one more than the largest */
+#define NSIG 65
+#endif
+
 /* A value no system call or library sets: work leaves errno at it, and a signal handler
  * that does not save and restore errno shows as any other value. */
 #define WL_ERRNO_SENTINEL 0x5b1d
