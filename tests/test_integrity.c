@@ -18,7 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/run.h"
 #include "harness/integrity.h"
+#include "results/h5io.h"
 #include "sampler/threads.h"
 #include "workloads/integrity.h"
 #include "workloads/workload.h"
@@ -267,6 +272,31 @@ static void test_unit_errno(void **state)
 	assert_true(units_under_timer(1) >= 5); /* ~30 ticks, most inside a unit */
 }
 
+/* A file written before the checks existed (schema 1, 26189d1) reads NaN for every
+ * integrity metric, never 0: "not checked" is not "clean". */
+static void test_older_file_reads_nan(void **state)
+{
+	struct sb_host host;
+	struct sb_run *runs = NULL;
+	size_t n = 0;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(h5_read("tests/data/schema1-2runs.h5", &host, &runs, &n, 0, err,
+				 sizeof(err)), 0);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_metrics *m = &runs[i].metrics;
+		assert_true(isnan(m->integrity_errno) && isnan(m->integrity_sigmask));
+		assert_true(isnan(m->integrity_sigaction) && isnan(m->integrity_signal));
+		assert_true(isnan(m->integrity_fd) && isnan(m->integrity_violations));
+		assert_true(isnan(m->stack_peak_bytes));
+		assert_false(isnan(m->checksum_errors));
+		run_free(&runs[i]);
+	}
+	free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_thread_blocked_signal),
 		cmocka_unit_test(test_thread_stack_peak),
 		cmocka_unit_test(test_unit_errno),
+		cmocka_unit_test(test_older_file_reads_nan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
