@@ -98,6 +98,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	}
 	sb_active_sampler = s;
 	atomic_store(&sh->phase, PH_STARTING);
+	sb_integrity_timer_arm(&child_integ);
 	sb_integrity_snap(&child_integ, SB_SNAP_BEFORE);
 	if (s->start(&cfg, sink) != 0) {
 		child_fail(sh, SB_RUN_FAILED, "sampler start failed: %s", strerror(errno));
@@ -108,6 +109,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	sh->work_start_ns = sb_now_ns();
 	int wrc = workload_run(spec->workload, &ctx);
 	sh->work_end_ns = sb_now_ns();
+	sb_integrity_timer_disarm(&child_integ);
 	sb_integrity_snap(&child_integ, SB_SNAP_WORKED);
 	atomic_store(&sh->phase, PH_STOPPING);
 	if (s->stop() != 0 && sh->status == SB_RUN_OK)
@@ -258,7 +260,7 @@ static void collect_integrity(const struct run_shared *sh, struct sb_run *r)
 		peak = fmax(peak, (double)atomic_load(&t->stack_peak));
 	}
 	run_add_stat(r, "integrity_errno", err);
-	run_add_stat(r, "integrity_signal", sig);
+	run_add_stat(r, "integrity_signal", sig + (sh->integ_done ? (double)sh->integ.timer : 0));
 	run_add_stat(r, "stack_peak_bytes", peak > 0 ? peak : NAN);
 	if (!sh->integ_done)
 		return;
@@ -267,6 +269,8 @@ static void collect_integrity(const struct run_shared *sh, struct sb_run *r)
 	run_add_stat(r, "integrity_fd", (double)sh->integ.fd);
 	run_add_stat(r, "fd_kept", (double)sh->integ.fd_kept);
 	run_add_stat(r, "fd_inheritable", (double)sh->integ.fd_inheritable);
+	run_add_stat(r, "timer_ticks", (double)sh->integ.timer_ticks);
+	run_add_stat(r, "timer_expected", (double)sh->integ.timer_expected);
 }
 
 /* Copies what the child left in shared memory into r. */

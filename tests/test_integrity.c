@@ -139,6 +139,39 @@ static void test_main_mask_changed(void **state)
 	assert_int_equal(c.sigmask, 2);
 }
 
+/* The program's own timer over 400 ms: it fires (0), and blocked in the main thread as a
+ * sampler's start() might block it, it does not (1). Mutation: sb_integrity_count
+ * without the timer comparison (the blocked case fails). */
+static int timer_over(int block)
+{
+	struct sb_integrity_counts c;
+	sigset_t set, old;
+	struct timespec ts = { 0, 400000000 };
+
+	assert_int_equal(wl_integrity_install(), 0);
+	memset(&in, 0, sizeof(in));
+	sigemptyset(&set);
+	sigaddset(&set, WL_SELF_SIGNAL);
+	sb_integrity_timer_arm(&in);
+	if (block)
+		pthread_sigmask(SIG_BLOCK, &set, &old);
+	for (int i = 0; i < 1000 && nanosleep(&ts, &ts) != 0; i++)
+		;
+	sb_integrity_timer_disarm(&in);
+	if (block)
+		pthread_sigmask(SIG_SETMASK, &old, NULL); /* the pending one arrives now */
+	sb_integrity_count(&in, &c);
+	assert_true(c.timer_expected >= 7);
+	return (int)c.timer;
+}
+
+static void test_program_timer(void **state)
+{
+	(void)state;
+	assert_int_equal(timer_over(0), 0);
+	assert_int_equal(timer_over(1), 1);
+}
+
 /* --- a workload thread's own checks --- */
 
 struct thr {
@@ -305,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_program_handler_taken),
 		cmocka_unit_test(test_fd_leak),
 		cmocka_unit_test(test_main_mask_changed),
+		cmocka_unit_test(test_program_timer),
 		cmocka_unit_test(test_thread_clean),
 		cmocka_unit_test(test_thread_blocked_signal),
 		cmocka_unit_test(test_thread_stack_peak),

@@ -24,13 +24,33 @@
 static __thread volatile sig_atomic_t self_signal_seen;
 static _Atomic int self_signal_installed; /* wl_integrity_install ran in this process */
 
-/* The program's handler: async-signal-safe, errno saved. */
-static void self_signal_handler(int sig)
+static _Atomic uint64_t timer_expiries; /* the program's timer, overruns included */
+
+/* The program's handler: async-signal-safe, errno saved. A POSIX timer's signal also
+ * counts the expiries merged into it while it was pending (a starved thread). */
+static void self_signal_handler(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
 	(void)sig;
+	(void)uc;
 	self_signal_seen = self_signal_seen + 1;
+#ifdef __linux__
+	if (si && si->si_code == SI_TIMER)
+		atomic_fetch_add(&timer_expiries, 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0));
+#else
+	(void)si;
+#endif
 	errno = e;
+}
+
+uint64_t wl_self_signal_count(void)
+{
+	return (uint64_t)self_signal_seen;
+}
+
+uint64_t wl_self_timer_expiries(void)
+{
+	return atomic_load(&timer_expiries);
 }
 
 int wl_integrity_install(void)
@@ -38,8 +58,8 @@ int wl_integrity_install(void)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = self_signal_handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = self_signal_handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(WL_SELF_SIGNAL, &sa, NULL) != 0)
 		return -1;
@@ -109,7 +129,7 @@ static int self_signal_arrives(void)
 
 	if (!atomic_load(&self_signal_installed))
 		return 1;
-	if (sigaction(WL_SELF_SIGNAL, NULL, &cur) != 0 || cur.sa_handler != self_signal_handler)
+	if (sigaction(WL_SELF_SIGNAL, NULL, &cur) != 0 || cur.sa_sigaction != self_signal_handler)
 		return 0;
 	sig_atomic_t before = self_signal_seen;
 	if (pthread_kill(pthread_self(), WL_SELF_SIGNAL) != 0)

@@ -56,6 +56,13 @@ void wl_integrity_begin(struct wl_integrity *it);
  * in t. Call last, before the sampler's thread_stop. */
 void wl_integrity_end(struct wl_integrity *it, struct wl_truth *t);
 
+/* How many times the program's handler of WL_SELF_SIGNAL ran on the calling thread.
+ * Async-signal-safe. */
+uint64_t wl_self_signal_count(void);
+/* Expiries of POSIX timers whose signal is WL_SELF_SIGNAL that the handler saw, overruns
+ * included (Linux; 0 elsewhere). */
+uint64_t wl_self_timer_expiries(void);
+
 /* 1 when a and b block the same signals. */
 int wl_sigset_equal(const sigset_t *a, const sigset_t *b);
 
