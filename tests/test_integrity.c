@@ -58,19 +58,20 @@ static void test_declared_signal_is_fair(void **state)
 	sigaction(SIGPROF, &old, NULL);
 }
 
-/* Mutation: count_sigaction without the started->worked comparison (this test fails). */
+/* Mutation: count_sigaction without the started->worked comparison (this test fails).
+ * Both states are set through signal(), so that the restored one is the same as the first
+ * in every build (ThreadSanitizer keeps its own copy of what sigaction() returns). */
 static void test_disposition_changed_mid_run(void **state)
 {
 	struct sb_integrity_counts c;
-	struct sigaction old;
 
 	(void)state;
-	sigaction(SIGPIPE, NULL, &old);
+	signal(SIGPIPE, SIG_DFL);
 	sb_integrity_snap(&in, SB_SNAP_BEFORE);
 	sb_integrity_snap(&in, SB_SNAP_STARTED);
-	signal(SIGPIPE, old.sa_handler == SIG_IGN ? SIG_DFL : SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 	sb_integrity_snap(&in, SB_SNAP_WORKED);
-	sigaction(SIGPIPE, &old, NULL); /* restored at stop: still changed during the run */
+	signal(SIGPIPE, SIG_DFL); /* restored at stop: still changed during the run */
 	sb_integrity_snap(&in, SB_SNAP_STOPPED);
 	sb_integrity_count(&in, &c);
 	assert_int_equal(c.sigaction, 1);
@@ -292,11 +293,16 @@ static uint64_t units_under_timer(int do_clobber)
 	return atomic_load(&truth[0].integrity_errno);
 }
 
-/* Mutation: wl_unit without wl_errno_expect (this test fails: 0 counted). */
+/* Mutation: wl_unit without wl_errno_expect (this test fails: 0 counted). Not under
+ * ThreadSanitizer, which runs a handler later, restores errno itself and reports the
+ * handler that spoils it (a report that also fails every later fork of this process). */
 static void test_unit_errno(void **state)
 {
 	(void)state;
 	assert_int_equal(units_under_timer(0), 0);
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#endif
 	assert_true(units_under_timer(1) >= 5); /* ~30 ticks, most inside a unit */
 }
 
@@ -310,8 +316,8 @@ static void test_older_file_reads_nan(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(h5_read("tests/data/schema1-2runs.h5", &host, &runs, &n, 0, err,
-				 sizeof(err)), 0);
+	if (h5_read("tests/data/schema1-2runs.h5", &host, &runs, &n, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
 	assert_true(n > 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_metrics *m = &runs[i].metrics;
@@ -328,6 +334,7 @@ static void test_older_file_reads_nan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_older_file_reads_nan),
 		cmocka_unit_test(test_declared_signal_is_fair),
 		cmocka_unit_test(test_disposition_changed_mid_run),
 		cmocka_unit_test(test_program_handler_taken),
@@ -338,7 +345,6 @@ int main(void)
 		cmocka_unit_test(test_thread_blocked_signal),
 		cmocka_unit_test(test_thread_stack_peak),
 		cmocka_unit_test(test_unit_errno),
-		cmocka_unit_test(test_older_file_reads_nan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

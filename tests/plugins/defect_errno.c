@@ -2,6 +2,7 @@
  * (it restores a value of its own, not the one it saved), as a handler that calls a
  * library function and forgets to restore errno does.
  * gate-expects: integrity_errno
+ * tsan-fails: ThreadSanitizer reports a signal handler that spoils errno (exit 66)
  * gate-workload: mixed */
 #define DEFECT_NAME "defect-errno"
 #define DEFECT_DESC "DEFECT: its handler returns with errno changed on every other sample"
