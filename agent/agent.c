@@ -102,6 +102,12 @@ static struct {
 /* Set while the agent itself calls into a sampler: its own sigaction()s are not the
  * program's. */
 static __thread int agent_internal SB_TLS;
+/* Set when the program (not the agent, not a sampler) changed the calling thread's
+ * signal mask through pthread_sigmask or sigprocmask: its mask is then its own. */
+static __thread int program_set_mask SB_TLS;
+/* Set while the calling thread runs the sampler's thread_start/thread_stop hooks: a mask
+ * they set is the sampler's. */
+static __thread int in_thread_hook SB_TLS;
 
 static void agent_msg(const char *fmt, const char *a, const char *b)
 {
@@ -366,6 +372,26 @@ static void save_maps(void)
 	atomic_store(&A.shm->maps_len, (uint32_t)n);
 }
 
+/* The main thread's mask before the sampler started (read in the constructor, compared
+ * there once start() and the main thread's thread_start hook ran). */
+static sigset_t main_mask0;
+static int main_mask_ok;
+
+/* The thread's mask at the end of its start routine against the one it was created with
+ * (mask0, read before the sampler's thread_start): a difference the program did not make
+ * through the C library is the sampler's (docs/metrics.md, "Integrity"). */
+static void check_mask(const sigset_t *mask0)
+{
+	sigset_t now;
+	if (program_set_mask || real_sigmask(SIG_SETMASK, NULL, &now) != 0)
+		return;
+	for (int i = 1; i < NSIG; i++)
+		if (sigismember(&now, i) != sigismember(mask0, i)) {
+			atomic_fetch_add(&A.shm->mask_changed_threads, 1);
+			return;
+		}
+}
+
 /* Stops the sampler once and writes its counters. Safe to call from any thread. */
 static void agent_stop(void)
 {
@@ -515,6 +541,7 @@ __attribute__((constructor)) static void agent_init(void)
 	pid_t before[AGENT_MAX_TASKS];
 	int nbefore = list_tasks(before, AGENT_MAX_TASKS);
 
+	main_mask_ok = real_sigmask(SIG_SETMASK, NULL, &main_mask0) == 0;
 	sb_thread_begin(-1);
 	agent_internal = 1;
 	A.shm->start_ns = sb_now_ns();
@@ -528,7 +555,13 @@ __attribute__((constructor)) static void agent_init(void)
 	sb_active_sampler = A.s;
 	atomic_store(&A.next_index, 1);
 	atomic_store(&A.active, 1);
+	in_thread_hook = 1;
 	sb_thread_begin(0); /* the main thread: its hooks, after start() like every thread */
+	in_thread_hook = 0;
+	/* The main thread's mask is compared here, before main(): at exit() it may be a
+	 * handler's (exit called from one), not the program's. */
+	if (main_mask_ok)
+		check_mask(&main_mask0);
 	/* Row 0 is the main thread's in every image: its CPU clock runs on across execve. */
 	A.shm->sampler_signo = A.signo;
 	A.first_row = atomic_load(&A.shm->threads_claimed);
@@ -568,13 +601,18 @@ static void *agent_trampoline(void *p)
 {
 	struct agent_start s = *(struct agent_start *)p;
 	int e = errno;
+	sigset_t mask0;
 
 	free(p);
+	sigemptyset(&mask0);
+	int have_mask = real_sigmask(SIG_SETMASK, NULL, &mask0) == 0;
 	void *key = NULL;
 	if (atomic_load_explicit(&A.active, memory_order_acquire)) {
 		keep_signal_open();
 		int idx = atomic_fetch_add(&A.next_index, 1);
+		in_thread_hook = 1;
 		sb_thread_begin(idx < SB_MAX_THREADS ? idx : -1);
+		in_thread_hook = 0;
 		atomic_fetch_add(&A.threads_followed, 1);
 		key = AGENT_KEY_HOOKED;
 	}
@@ -589,6 +627,8 @@ static void *agent_trampoline(void *p)
 	errno = e;
 	void *ret = s.fn(s.arg);
 	e = errno;
+	if (have_mask && key == AGENT_KEY_HOOKED && atomic_load(&A.active))
+		check_mask(&mask0);
 	if (A.key_ok && (key = pthread_getspecific(A.key)) != NULL) {
 		pthread_setspecific(A.key, NULL);
 		if (key == AGENT_KEY_HOOKED)
@@ -714,12 +754,16 @@ SB_AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *restrict set,
 				    sigset_t *restrict old)
 {
 	sigset_t copy;
+	if (set && !agent_internal && !in_thread_hook)
+		program_set_mask = 1;
 	return real_sigmask(how, filter_mask(how, set, &copy), old);
 }
 
 SB_AGENT_EXPORT int sigprocmask(int how, const sigset_t *restrict set, sigset_t *restrict old)
 {
 	sigset_t copy;
+	if (set && !agent_internal && !in_thread_hook)
+		program_set_mask = 1;
 	int rc = real_sigmask(how, filter_mask(how, set, &copy), old);
 	if (rc != 0) {
 		errno = rc;

@@ -156,6 +156,8 @@ static long metric_needs(const char *m)
 		{ "overhead", -1 }, { "sampler_cpu_", -1 }, { "offcpu_true", -1 },
 		{ "eintr_", -1 }, { "short_io_", -1 }, { "interval_", -1 }, { "wall_rate", -1 },
 		{ "window_", SB_CAP_SUSPEND_WINDOW }, { "pause_excess_", -1 },
+		/* the program's own checks: runs made by exec and tools have none */
+		{ "integrity_", -1 }, { "stack_peak_", -1 },
 	};
 	size_t n = strlen(m);
 	if (n > 12 && !strcmp(m + n - 12, "_floor_ratio"))
@@ -329,9 +331,10 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 		const struct gate_budget *b = &cfg->budgets[i];
 		if (!budget_applies(b, c, cur->host))
 			continue;
-		/* the `none` reference takes no samples: only run-level budgets apply to it */
+		/* the `none` reference takes no samples: only run-level budgets apply to it,
+		 * and the program's own integrity checks */
 		if (c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
-		    strcmp(b->metric, "checksum_errors"))
+		    strcmp(b->metric, "checksum_errors") && strncmp(b->metric, "integrity_", 10))
 			continue;
 		size_t n = gate_cell_values(cur, c, b->metric, buf);
 		struct gate_check *k = add_check(res, cap, c, GATE_BUDGET, b->metric);

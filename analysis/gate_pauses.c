@@ -60,7 +60,8 @@ void gate_pause_where(const struct sb_run *r, const char *metric, char *buf, siz
 				slot = r->gaps[i].index;
 				at = r->gaps[i].start_ns;
 			}
-	} else {
+	} else if (!strcmp(metric, "window_observed_max_ns") ||
+		   !strcmp(metric, "stop_latency_max_ns") || !strcmp(metric, "suspend_window_max_ns")) {
 		int observed = !strcmp(metric, "window_observed_max_ns");
 		size_t field = !strcmp(metric, "stop_latency_max_ns")
 				       ? offsetof(struct sb_sample, stop_latency_ns)

@@ -330,6 +330,31 @@ static void cost_metrics(struct sb_run *r, double true_cpu)
 	m->rss_growth_bytes_per_s = run_stat(r, "rss_private_growth_bytes_per_s");
 }
 
+/* The integrity counts (docs/metrics.md, "Integrity") from the harness stats the runner
+ * wrote (harness/integrity.h, workloads/integrity.h); NaN where a run has no such stat
+ * (exec, tools, older files). integrity_violations sums the kinds that were checked. */
+static void integrity_metrics(struct sb_run *r)
+{
+	struct sb_metrics *m = &r->metrics;
+	static const struct { const char *stat; size_t off; } kinds[] = {
+		{ "integrity_errno", offsetof(struct sb_metrics, integrity_errno) },
+		{ "integrity_sigmask", offsetof(struct sb_metrics, integrity_sigmask) },
+		{ "integrity_sigaction", offsetof(struct sb_metrics, integrity_sigaction) },
+		{ "integrity_signal", offsetof(struct sb_metrics, integrity_signal) },
+		{ "integrity_fd", offsetof(struct sb_metrics, integrity_fd) },
+	};
+	double sum = NAN;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		double v = run_stat(r, kinds[i].stat);
+		*(double *)((char *)m + kinds[i].off) = v;
+		if (!isnan(v))
+			sum = isnan(sum) ? v : sum + v;
+	}
+	m->integrity_violations = sum;
+	m->stack_peak_bytes = run_stat(r, "stack_peak_bytes");
+}
+
 void metrics_compute(struct sb_run *r, const struct workload *w)
 {
 	struct sb_metrics *m = &r->metrics;
@@ -428,6 +453,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 	if (!isnan(sampler_cpu) && r->wall_s > 0)
 		m->sampler_cpu_fraction = sampler_cpu / (r->wall_s * 1e9);
 	cost_metrics(r, true_cpu);
+	integrity_metrics(r);
 }
 
 /* host fact name, or NaN when absent or not positive */

@@ -95,6 +95,9 @@ struct sb_exec_shm {
 	uint64_t children_cpu_ns;
 	_Atomic int32_t children_valid;
 	_Atomic int32_t sigblocked_threads; /* rows with SB_EXEC_ROW_SIGBLOCKED */
+	/* threads whose signal mask at the end of their start routine differed from the one
+	 * they were created with, where the program itself never set it (integrity_sigmask) */
+	_Atomic int32_t mask_changed_threads;
 	int32_t sampler_signo;       /* the signal the sampler needs, 0: none */
 	_Atomic uint32_t maps_len;   /* bytes of maps, written last */
 	char maps[SB_EXEC_MAPS_MAX];

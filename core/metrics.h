@@ -44,6 +44,13 @@
 	X(suspend_window_p99_floor_ratio, "ratio", "suspend_window_p99_ns / host floor p99 (calibration)") \
 	X(sampler_cpu_per_tick_floor_ratio, "ratio", "sampler_cpu_per_tick_ns / host floor (calibration)") \
 	X(checksum_errors, "count", "work units with a wrong result (corruption)")          \
+	X(integrity_errno, "count", "checks where a thread's errno was not what its code left") \
+	X(integrity_sigmask, "count", "threads (and main-thread snapshots) whose signal mask changed") \
+	X(integrity_sigaction, "count", "signal dispositions changed in the run, left after stop or taken over") \
+	X(integrity_signal, "count", "threads whose signal to themselves did not arrive")  \
+	X(integrity_fd, "count", "descriptors opened by the run, open after stop, without close-on-exec") \
+	X(integrity_violations, "count", "sum of the integrity_* counts")                   \
+	X(stack_peak_bytes, "bytes", "deepest stack use of a workload thread (painted stack)") \
 	X(pause_p50_ns, "ns", "observed pause median (progress clock)")                   \
 	X(pause_p99_ns, "ns", "observed pause 99th percentile")                           \
 	X(pause_p999_ns, "ns", "observed pause 99.9th percentile")                        \

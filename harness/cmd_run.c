@@ -33,6 +33,7 @@ static struct env {
 	const char *out;
 	int force;
 	long param;
+	long stack_kb;
 	int idle_skip;
 	int no_rt;
 	long seed;
@@ -109,6 +110,9 @@ const struct opt cmd_run_options[] = {
 	OPT_BOOLEAN('f', "force", &env.force, "overwrite FILE.h5 if it exists"),
 	OPT_INTEGER(0, "param", &env.param, "N", 0, 1000000,
 		    "workload knob (deep: depth, churn: total threads)"),
+	OPT_INTEGER(0, "stack-kb", &env.stack_kb, "KB", 16, 1L << 20,
+		    "workload threads' stack size in KiB (default: the system's; 64 as in\n"
+		    "musl and thread pools: a stack-hungry handler crashes the run)"),
 	OPT_BOOLEAN(0, "idle-skip", &env.idle_skip,
 		    "suspend samplers: reuse the stack of a thread that did not run"),
 	OPT_BOOLEAN(0, "no-rt", &env.no_rt, "suspend samplers: do not try SCHED_FIFO"),
@@ -233,6 +237,7 @@ int cmd_run(int argc, char **argv)
 						.duration_s = env.duration_s,
 						.repetition = (int)rep,
 						.param = (uint32_t)env.param,
+						.stack_kb = (uint32_t)env.stack_kb,
 						.seed = (uint64_t)env.seed + (uint64_t)rep,
 						.idle_skip = env.idle_skip,
 						.rt_priority = !env.no_rt,

@@ -23,11 +23,12 @@ struct column {
 
 static const char *const default_metrics[] = {
 	"rate_accuracy", "magnitude_error", "thread_tvd", "suspend_window_p99_ns",
-	"stop_latency_p50_ns",
+	"stop_latency_p50_ns", "integrity_violations",
 };
 
 static const char *const default_headers[] = {
 	"rate_accuracy", "magnitude_error", "thread_tvd", "window_p99_µs", "stop_p50_µs",
+	"integrity",
 };
 
 /* Index of metric name in sb_metric_infos, or -1. */

@@ -161,6 +161,8 @@ static void agent_finish(struct exec_ctx *c)
 	run_add_stat(c->r, "agent_stopped", state == SB_EXEC_STOPPED);
 	run_add_stat(c->r, "helper_threads", nh);
 	run_add_stat(c->r, "agent_sigblocked_threads", blocked);
+	/* the one integrity check the agent can make in a program it did not write */
+	run_add_stat(c->r, "integrity_sigmask", atomic_load(&h->mask_changed_threads));
 	/* Its copy at exit has everything dlopen()ed late; ours may be older. */
 	uint32_t ml = atomic_load(&h->maps_len);
 	if (ml > 0 && ml <= SB_EXEC_MAPS_MAX) {

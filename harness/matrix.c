@@ -160,6 +160,10 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 		if (single(p, key, n) || parse_num(p, key, vals[0], 0, 3600, &d))
 			return -1;
 		b->watchdog_s = d;
+	} else if (!strcmp(key, "stack_kb")) {
+		if (single(p, key, n) || parse_int(p, key, vals[0], 16, 1L << 20, &l))
+			return -1;
+		b->stack_kb = (unsigned)l;
 	} else if (!strcmp(key, "param")) {
 		if (single(p, key, n) || parse_int(p, key, vals[0], 0, 1000000, &l))
 			return -1;
@@ -170,7 +174,7 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 		b->seed = (unsigned long)l;
 	} else {
 		return perr(p, "unknown key '%s' (expected samplers, tools, workloads, threads, hz, "
-			       "reps, duration, watchdog, param or seed)", key);
+			       "reps, duration, watchdog, stack_kb, param or seed)", key);
 	}
 	return 0;
 }
@@ -252,7 +256,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 		}
 		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
 						    "reps", "duration", "param", "seed", "tools",
-						    "watchdog" };
+						    "watchdog", "stack_kb" };
 		for (unsigned k = 0; k < ARRAY_SIZE(keys); k++) {
 			if (strcmp(key, keys[k]))
 				continue;
@@ -348,6 +352,7 @@ static size_t cell_specs(const struct mx_block *b, int w, int t, int h, int rep,
 				.hz = b->hz[h],
 				.duration_s = b->duration_s,
 				.watchdog_s = b->watchdog_s,
+				.stack_kb = b->stack_kb,
 				.repetition = rep,
 				.param = b->param,
 				.seed = b->seed + (uint64_t)rep,

@@ -42,6 +42,7 @@ struct mx_block {
 	int reps;
 	double duration_s;
 	double watchdog_s; /* 0: the runner's default (duration + max(5 s, duration)) */
+	unsigned stack_kb; /* workload threads' stack in KiB (`stack_kb`), 0: the default */
 	unsigned param;
 	unsigned long seed;
 };

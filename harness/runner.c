@@ -24,7 +24,9 @@
 #include "core/iso_time.h"
 #include "harness/child.h"
 #include "harness/rssmon.h"
+#include "harness/integrity.h"
 #include "sampler/threads.h"
+#include "workloads/integrity.h"
 
 #define RUNNER_POLL_NS 2000000u /* between two looks at the child */
 
@@ -46,6 +48,8 @@ struct run_shared {
 	int nstats;
 	struct sb_stat_row stats[SB_MAX_STATS];
 	struct wl_truth truth[SB_MAX_THREADS];
+	int integ_done; /* the process checks ran (the child reached its end) */
+	struct sb_integrity_counts integ;
 };
 
 static const char *phase_name(int p)
@@ -89,6 +93,9 @@ static void child_copy_stats(const struct sampler *s, struct run_shared *sh)
 	sh->nstats = n < SB_MAX_STATS ? n : SB_MAX_STATS;
 }
 
+/* The process's snapshots (integrity.h): static, the child is a process of its own. */
+static struct sb_integrity child_integ;
+
 /* The child: never returns. */
 static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct run_shared *sh,
 		       struct wl_pauses *pauses)
@@ -113,9 +120,15 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 		.param = spec->param,
 		.truth = sh->truth,
 		.pauses = pauses,
+		.stack_kb = spec->stack_kb,
 	};
 
 	signal(SIGINT, SIG_DFL);
+	if (wl_integrity_install() != 0) {
+		child_fail(sh, SB_RUN_FAILED, "cannot install the program's signal handler: %s",
+			   strerror(errno));
+		_exit(1);
+	}
 	sh->rss_start = rssmon_private_bytes(0);
 	sb_thread_begin(-1);
 	if (s->available && s->available(why, sizeof(why)) != 0) {
@@ -124,23 +137,31 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 	}
 	sb_active_sampler = s;
 	atomic_store(&sh->phase, PH_STARTING);
+	sb_integrity_timer_arm(&child_integ);
+	sb_integrity_snap(&child_integ, SB_SNAP_BEFORE);
 	uint64_t harness_ns = process_cpu_ns();
 	if (s->start(&cfg, sink) != 0) {
 		child_fail(sh, SB_RUN_FAILED, "sampler start failed: %s", strerror(errno));
 		_exit(1);
 	}
 	atomic_store(&sh->phase, PH_RUNNING);
-	uint64_t main0 = sb_thread_cpu_ns();
+	uint64_t main0 = sb_thread_cpu_ns(); /* from here the main thread's CPU is the harness's */
+	sb_integrity_snap(&child_integ, SB_SNAP_STARTED);
 	sh->rss_work_start = rssmon_private_bytes(0);
 	sh->work_start_ns = sb_now_ns();
 	int wrc = workload_run(spec->workload, &ctx);
 	sh->work_end_ns = sb_now_ns();
 	sh->rss_work_end = rssmon_private_bytes(0);
+	sb_integrity_timer_disarm(&child_integ);
+	sb_integrity_snap(&child_integ, SB_SNAP_WORKED);
 	harness_ns += sb_thread_cpu_ns() - main0 + atomic_load(&ctx.aux_cpu_ns);
 	atomic_store(&sh->phase, PH_STOPPING);
 	if (s->stop() != 0 && sh->status == SB_RUN_OK)
 		child_fail(sh, SB_RUN_FAILED, "sampler stop failed: %s", strerror(errno));
 	uint64_t main2 = sb_thread_cpu_ns();
+	sb_integrity_snap(&child_integ, SB_SNAP_STOPPED);
+	sb_integrity_count(&child_integ, &sh->integ);
+	sh->integ_done = 1;
 	if (wrc != 0 && sh->status == SB_RUN_OK)
 		child_fail(sh, SB_RUN_FAILED, "workload failed: %s", strerror(errno));
 	if (s->stats)
@@ -284,6 +305,34 @@ static void add_cost_stats(struct sb_run *r, const struct run_shared *sh, struct
 		     rssmon_growth(rss, sh->work_start_ns, sh->work_end_ns));
 }
 
+/* The integrity counts as harness stats (metrics_compute makes them metrics): the threads'
+ * own checks summed over slots (the stack's deepest use: the largest), with the process's
+ * checks when the child got to make them. */
+static void collect_integrity(const struct run_shared *sh, struct sb_run *r)
+{
+	double err = 0, mask = 0, sig = 0, peak = 0;
+
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		const struct wl_truth *t = &sh->truth[i];
+		err += (double)atomic_load(&t->integrity_errno);
+		mask += (double)atomic_load(&t->integrity_sigmask);
+		sig += (double)atomic_load(&t->integrity_signal);
+		peak = fmax(peak, (double)atomic_load(&t->stack_peak));
+	}
+	run_add_stat(r, "integrity_errno", err);
+	run_add_stat(r, "integrity_signal", sig + (sh->integ_done ? (double)sh->integ.timer : 0));
+	run_add_stat(r, "stack_peak_bytes", peak > 0 ? peak : NAN);
+	if (!sh->integ_done)
+		return;
+	run_add_stat(r, "integrity_sigmask", mask + (double)sh->integ.sigmask);
+	run_add_stat(r, "integrity_sigaction", (double)sh->integ.sigaction);
+	run_add_stat(r, "integrity_fd", (double)sh->integ.fd);
+	run_add_stat(r, "fd_kept", (double)sh->integ.fd_kept);
+	run_add_stat(r, "fd_inheritable", (double)sh->integ.fd_inheritable);
+	run_add_stat(r, "timer_ticks", (double)sh->integ.timer_ticks);
+	run_add_stat(r, "timer_expected", (double)sh->integ.timer_expected);
+}
+
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		   const struct run_shared *sh, const struct wl_pauses *pauses, struct sb_run *r,
@@ -314,6 +363,9 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	for (int i = 0; i < sh->nstats; i++)
 		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
+	collect_integrity(sh, r);
+	if (spec->stack_kb > 0)
+		run_add_stat(r, "stack_kb", (double)spec->stack_kb);
 	child_add_rusage_stats(r, ru);
 	run_add_stat(r, "host_steal_ns", steal_ns);
 	add_cost_stats(r, sh, rss);

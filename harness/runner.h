@@ -20,6 +20,7 @@ struct run_spec {
 	bool idle_skip;
 	bool rt_priority;
 	uint32_t max_depth; /* 0: SB_MAX_FRAMES */
+	uint32_t stack_kb;  /* workload threads' stack size in KiB, 0: the default (`--stack-kb`) */
 	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration)
 			     * (ci/matrix's `watchdog` key sets it) */
 };

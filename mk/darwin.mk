@@ -25,11 +25,11 @@ DARWIN_SRCS     := $(DARWIN_CORE_SRCS) \
                      $(wildcard core/*.c workloads/*.c analysis/*.c results/*.c harness/*.c))
 # Tests of Linux mechanisms (perf, ptrace, exec and its agent and plugins, the signal
 # rendezvous under the mach sampler in test_mach.c, tgkill-driven workload checks, the gate
-# on runs of ctimer and fault-drop, the Mach double that runs the Darwin sources on Linux).
-# tests/darwin/test_core.c covers Mach.
+# on runs of ctimer and fault-drop, the Mach double that runs the Darwin sources on Linux,
+# the integrity checks' thread CPU timer). tests/darwin/test_core.c covers Mach.
 DARWIN_LINUX_TESTS := tests/test_perf.c tests/test_ptrace.c tests/test_exec.c \
                       tests/test_plugin.c tests/test_mach.c tests/test_workloads.c \
-                      tests/test_mach_double.c tests/test_gate_faults.c
+                      tests/test_mach_double.c tests/test_gate_faults.c tests/test_integrity.c
 
 ifeq ($(shell uname -s),Darwin)
 DARWIN_NATIVE := 1

@@ -113,6 +113,14 @@ case ${SANITIZE:-} in
 		plain_only "$src" "$name" && continue
 		judge "$name" 1 "$metric"
 	done
+	# a defect ThreadSanitizer reports itself (`tsan-fails: WHY` in its source: a handler
+	# that spoils errno) fails its runs there, as it should
+	for src in tests/plugins/defect_*.c; do
+		grep -q 'tsan-fails:' "$src" || continue
+		name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
+		echo "$failed" | grep -qx -- "$name" && echo "caught $name: ThreadSanitizer's own report"
+		failed=$(echo "$failed" | grep -vx -- "$name")
+	done
 	if [ -n "$failed" ]; then
 		echo "FAIL runs failed under ThreadSanitizer:" $failed; bad=1
 		grep -i 'failed\|status' "$tmp/bench.log"
@@ -131,5 +139,15 @@ for src in tests/plugins/defect_*.c; do
 	judge "$name" 1 "$metric"
 done
 judge ctimer-plugin 0 ''
+# On 64 KiB thread stacks (run --stack-kb, as musl and thread pools give) a handler that
+# puts 200 KiB on the interrupted thread's stack crashes the run (a failed run, never a
+# pass); the healthy example still runs.
+$bin run -q --sampler "$BUILD/tests/plugins/defect_stack_hog.so,$example" --workload balanced \
+	--threads 2 --duration 0.3 --stack-kb 64 -o "$tmp/small.h5" -f >/dev/null 2>&1
+small=$($bin show "$tmp/small.h5" | awk '$2 == "defect-stack-hog" || $2 == "ctimer-plugin" { print $2 "=" $7 }')
+case $small in
+*defect-stack-hog=failed*ctimer-plugin=ok*) echo "caught defect-stack-hog on 64 KiB stacks: failed run" ;;
+*) echo "FAIL 64 KiB stacks: want defect-stack-hog failed, ctimer-plugin ok, got:" $small; bad=1 ;;
+esac
 [ $bad -eq 0 ] && echo "gate_defects: every fault and defective plugin failed the gate, the example passed"
 exit $bad

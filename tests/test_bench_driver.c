@@ -416,6 +416,7 @@ static void test_show_columns(void **state)
 		{ "thread_tvd", "thread_tvd", 1 },
 		{ "window_p99_µs", "suspend_window_p99_ns", 1e-3 },
 		{ "stop_p50_µs", "stop_latency_p50_ns", 1e-3 },
+		{ "integrity", "integrity_violations", 1 },
 	};
 	static const struct col picked[] = {
 		{ "overhead", "overhead", 1 },
@@ -438,7 +439,7 @@ static void test_show_columns(void **state)
 		fail_msg("want '%s' first in:\n%s", want, out);
 	snprintf(want, sizeof(want), "\nmachine %s\n", host.fingerprint);
 	assert_non_null(strstr(out, want));
-	assert_show_table(out, &f, def, 5);
+	assert_show_table(out, &f, def, 6);
 	assert_int_equal(run_out(out, sizeof(out), ARGS("show", "--metrics",
 							"overhead,pause_p99_ns,expected_samples",
 							path("whole.h5"))), 0);

@@ -263,6 +263,29 @@ static void test_plugin_under_exec(void **state)
 	read_runs(h5, &runs, &n);
 	assert_string_equal(runs[0].sampler, "ctimer-plugin");
 	check_runs(runs, n, 1, 2);
+	assert_true(run_stat(&runs[0], "integrity_sigmask") == 0);
+	free_runs(runs, n);
+}
+
+/* A sampler that blocks signals in its thread_start (tests/plugins/defect_sigblock.c):
+ * the main thread's mask once start() and its thread_start hook ran, before main(),
+ * differs from its mask before the sampler started: integrity_sigmask (the workers
+ * inherit the blocked mask from main, so theirs do not change). Mutation: agent_init
+ * without the main thread's check_mask (0 counted, this test fails). */
+static void test_sampler_changed_mask(void **state)
+{
+	(void)state;
+	char out[4096], err[16384], h5[700], defect[600];
+	snprintf(h5, sizeof(h5), "%s/sigblock.h5", tmpdir);
+	snprintf(defect, sizeof(defect), "%s/tests/plugins/defect_sigblock.so", build);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("exec", "--sampler", defect, "-o", h5, "--", spin, "2", "0.2"));
+	struct sb_run *runs;
+	size_t n;
+	read_runs(h5, &runs, &n);
+	assert_int_equal(n, 1);
+	assert_true(run_stat(&runs[0], "integrity_sigmask") >= 1);
+	assert_true(runs[0].metrics.integrity_violations >= 1);
 	free_runs(runs, n);
 }
 
@@ -604,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_exit_code_passes_through),
 		cmocka_unit_test(test_program_signal_handler_wins),
 		cmocka_unit_test(test_plugin_under_exec),
+		cmocka_unit_test(test_sampler_changed_mask),
 		cmocka_unit_test(test_xz),
 		cmocka_unit_test(test_short_threads_truth),
 		cmocka_unit_test(test_exec_through_wrapper),

@@ -10,7 +10,10 @@
  * while a thread is off-CPU its leaf is mixed_sleep or mixed_block, not a frameless libc
  * wrapper that would hide them from a frame-pointer walk: the offcpu_sample_fraction
  * metric classifies samples by that leaf. A CPU-time sampler should put (almost) no
- * samples there; a wall-clock sampler should put offcpu_true_fraction there. */
+ * samples there; a wall-clock sampler should put offcpu_true_fraction there.
+ *
+ * errno: set to WL_ERRNO_SENTINEL before the sleep and checked after the read (Linux,
+ * where neither touches it): integrity_errno, besides wl_unit's own check. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "sampler/threads.h"
+#include "workloads/integrity.h"
 #include "workloads/workload.h"
 
 #define MIXED_SPIN_NS 2000000ull
@@ -64,8 +68,14 @@ static __attribute__((PLAT_DISTINCT_FN)) void mixed_thread(struct wl_ctx *ctx, i
 		wl_progress_idle();
 
 		uint64_t s0 = sb_now_ns();
+		errno = WL_ERRNO_SENTINEL;
 		mixed_sleep(t, s0 + MIXED_SLEEP_NS);
 		long rc = mixed_block(t, m->fds[index][0]);
+#ifdef __linux__
+		/* the leaves issue their system calls inline: nothing in them sets errno, so any
+		 * other value is a handler's that ran while the thread slept or blocked */
+		wl_errno_expect(t, WL_ERRNO_SENTINEL);
+#endif
 		uint64_t s2 = sb_now_ns();
 		off += s2 - s0;
 		if (rc <= 0)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sampler/threads.h"
+#include "workloads/integrity.h"
 #include "workloads/workload.h"
 
 #define SLOT_ATTR __attribute__((PLAT_DISTINCT_FN, used, PLAT_CODE_SECTION("sb_slots")))
@@ -121,12 +122,18 @@ void wl_unit(struct wl_ctx *ctx, int slot)
 				      memory_order_relaxed);
 		atomic_store_explicit(&wl_expected_ready, 1, memory_order_release);
 	}
+	/* Nothing in a unit sets errno: a handler that ran in it and did not restore errno
+	 * leaves another value (integrity.h). */
+	int saved = errno;
+	errno = WL_ERRNO_SENTINEL;
 	for (int k = 0; k < WL_UNIT_STEPS; k++) {
 		uint64_t r = wl_slot_work(slot, wl_seed, iters);
 		wrong |= r != atomic_load_explicit(&wl_expected, memory_order_relaxed);
 		wl_progress_tick();
 	}
 	struct wl_truth *t = &ctx->truth[(unsigned)slot % SB_MAX_THREADS];
+	wl_errno_expect(t, WL_ERRNO_SENTINEL);
+	errno = saved;
 	atomic_fetch_add_explicit(&t->ops, 1, memory_order_relaxed);
 	if (wrong)
 		atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);

@@ -7,7 +7,12 @@
  * EINTR when a signal handler runs, even under SA_RESTART; a pipe read or write of at most
  * PIPE_BUF bytes is never short. Truth with no sampler: eintr = short_io = 0, so every
  * count under a sampler is a disturbance the sampler caused (eintr_per_1k_samples,
- * short_io_per_1k_samples). ops counts rounds. */
+ * short_io_per_1k_samples). ops counts rounds.
+ *
+ * errno: each call starts from WL_ERRNO_SENTINEL; after it errno must be the sentinel when
+ * it succeeded (no wrapper touches errno then) or what it set, both right after the call
+ * (a handler that ran as the call returned) and after a little work (one that ran in it):
+ * integrity_errno. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,31 +22,53 @@
 #include <unistd.h>
 
 #include "platform/platform.h"
+#include "workloads/integrity.h"
 #include "workloads/workload.h"
 
 #define SYS_WAIT_NS 20000
 #define SYS_IO_BYTES 256
+#define SYS_SETTLE_ITERS 256 /* work between a call and errno's second check: ~0.3 us */
 
 struct syscall_wl {
 	int fds[SB_MAX_THREADS][2];
 	_Atomic uint32_t futex_word[SB_MAX_THREADS]; /* stays 0: waits always time out */
 };
 
-static void syscall_io(struct wl_truth *t, int fds[2])
+/* errno after a call that returned ok (1) or failed: checked now and after a little work in
+ * the slot's leaf; then the next call's sentinel is set. */
+static void syscall_errno(struct wl_truth *t, int index, int ok)
+{
+	int want = ok ? WL_ERRNO_SENTINEL : errno;
+
+	wl_errno_expect(t, want);
+	wl_slot_work(index, (uint64_t)want, SYS_SETTLE_ITERS);
+	wl_errno_expect(t, want);
+	errno = WL_ERRNO_SENTINEL;
+}
+
+static void syscall_io(struct wl_truth *t, int index, int fds[2])
 {
 	char out[SYS_IO_BYTES], in[SYS_IO_BYTES];
 	ssize_t n;
 
 	memset(out, 0x5a, sizeof(out));
-	while ((n = write(fds[1], out, sizeof(out))) < 0 && errno == EINTR)
+	for (;;) {
+		errno = WL_ERRNO_SENTINEL;
+		n = write(fds[1], out, sizeof(out));
+		if (n >= 0 || errno != EINTR)
+			break;
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+	}
+	syscall_errno(t, index, n >= 0);
 	if (n >= 0 && n != (ssize_t)sizeof(out))
 		atomic_fetch_add_explicit(&t->short_io, 1, memory_order_relaxed);
 	/* Read back exactly what was written so the pipe never fills. */
 	size_t left = n > 0 ? (size_t)n : 0;
 	while (left > 0) {
 		ssize_t r = read(fds[0], in, left);
-		if (r < 0 && errno == EINTR) {
+		int intr = r < 0 && errno == EINTR;
+		syscall_errno(t, index, r >= 0);
+		if (intr) {
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 			continue;
 		}
@@ -61,17 +88,24 @@ static __attribute__((PLAT_DISTINCT_FN)) void syscall_round(struct syscall_wl *s
 {
 	const struct timespec wait = { 0, SYS_WAIT_NS };
 
-	if (nanosleep(&wait, NULL) != 0 && errno == EINTR)
+	errno = WL_ERRNO_SENTINEL;
+	int rc = nanosleep(&wait, NULL);
+	if (rc != 0 && errno == EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+	syscall_errno(t, index, rc == 0);
 
-	syscall_io(t, s->fds[index]);
+	syscall_io(t, index, s->fds[index]);
 
-	if (plat_wait_word(&s->futex_word[index], 0, SYS_WAIT_NS) == -EINTR)
+	long w = plat_wait_word(&s->futex_word[index], 0, SYS_WAIT_NS);
+	if (w == -EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+	syscall_errno(t, index, w == 0);
 
 	struct timeval tv = { 0, SYS_WAIT_NS / 1000 };
-	if (select(0, NULL, NULL, NULL, &tv) < 0 && errno == EINTR)
+	rc = select(0, NULL, NULL, NULL, &tv);
+	if (rc < 0 && errno == EINTR)
 		atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+	syscall_errno(t, index, rc >= 0);
 }
 
 static __attribute__((PLAT_DISTINCT_FN)) void syscall_thread(struct wl_ctx *ctx, int index)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "sampler/threads.h"
+#include "workloads/integrity.h"
 
 struct wl_thread_arg {
 	struct wl_ctx *ctx;
@@ -15,12 +16,15 @@ struct wl_thread_arg {
 
 /* Truth is measured around fn only: the sampler's own per-thread setup is not the
  * workload's, but its signal handlers during fn are charged to the thread, as they are in
- * any profiled program. */
+ * any profiled program. The integrity checks bracket the sampler's hooks: the mask the
+ * thread was created with must still be its mask before thread_stop. */
 static void *wl_trampoline(void *p)
 {
 	struct wl_thread_arg *a = p;
 	struct wl_truth *t = &a->ctx->truth[(unsigned)a->index % SB_MAX_THREADS];
+	struct wl_integrity integ;
 
+	wl_integrity_begin(&integ);
 	sb_thread_begin(a->index);
 	atomic_store(&t->tid, sb_gettid());
 	uint64_t w0 = sb_now_ns(), c0 = sb_thread_cpu_ns();
@@ -31,8 +35,23 @@ static void *wl_trampoline(void *p)
 	atomic_fetch_add(&t->cpu_ns, c1 - c0);
 	atomic_fetch_add(&t->alive_ns, w1 - w0);
 	atomic_fetch_add(&t->os_threads, 1);
+	wl_integrity_end(&integ, t);
 	sb_thread_end();
 	return NULL;
+}
+
+/* Thread attributes with ctx's stack size (ctx->stack_kb, 0: the default). Returns 0, or
+ * -1 with errno set (a size the system refuses). */
+static int wl_attr_init(const struct wl_ctx *ctx, pthread_attr_t *attr)
+{
+	int e = pthread_attr_init(attr);
+	if (e == 0 && ctx->stack_kb > 0)
+		e = pthread_attr_setstacksize(attr, (size_t)ctx->stack_kb << 10);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int))
@@ -40,14 +59,15 @@ int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int))
 	pthread_t *tids = calloc((size_t)n, sizeof(*tids));
 	struct wl_thread_arg *args = calloc((size_t)n, sizeof(*args));
 	int started = 0, rc = 0;
+	pthread_attr_t attr;
 
-	if (!tids || !args) {
+	if (!tids || !args || wl_attr_init(ctx, &attr) != 0) {
 		rc = -1;
 		goto cleanup;
 	}
 	for (; started < n; started++) {
 		args[started] = (struct wl_thread_arg){ ctx, started, fn };
-		int e = pthread_create(&tids[started], NULL, wl_trampoline, &args[started]);
+		int e = pthread_create(&tids[started], &attr, wl_trampoline, &args[started]);
 		if (e != 0) {
 			errno = e;
 			rc = -1;
@@ -56,6 +76,7 @@ int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int))
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
+	pthread_attr_destroy(&attr);
 cleanup:
 	free(tids);
 	free(args);
@@ -66,7 +87,11 @@ int wl_run_one(struct wl_ctx *ctx, int index, void (*fn)(struct wl_ctx *, int))
 {
 	struct wl_thread_arg arg = { ctx, index, fn };
 	pthread_t t;
-	int e = pthread_create(&t, NULL, wl_trampoline, &arg);
+	pthread_attr_t attr;
+	if (wl_attr_init(ctx, &attr) != 0)
+		return -1;
+	int e = pthread_create(&t, &attr, wl_trampoline, &arg);
+	pthread_attr_destroy(&attr);
 	if (e != 0) {
 		errno = e;
 		return -1;

@@ -30,6 +30,11 @@ struct wl_truth {
 	_Atomic uint32_t os_threads;      /* OS threads that ran in this slot */
 	_Atomic int32_t tid;              /* last OS tid in this slot */
 	_Atomic uint64_t func_ops[WL_MAX_FUNCS]; /* work per function (hotspot) */
+	/* What the threads checked about themselves (workloads/integrity.h): */
+	_Atomic uint64_t integrity_errno;  /* checks that found errno not what the code left */
+	_Atomic uint64_t integrity_sigmask; /* threads whose signal mask changed under them */
+	_Atomic uint64_t integrity_signal; /* threads whose signal to themselves did not arrive */
+	_Atomic uint64_t stack_peak;       /* deepest stack use of the slot's threads, bytes */
 };
 
 struct wl_ctx {
@@ -41,6 +46,7 @@ struct wl_ctx {
 	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
 	struct wl_pauses *pauses; /* SB_MAX_THREADS slots, zeroed, or NULL: no progress clock */
 	void *priv;           /* workload-private state */
+	uint32_t stack_kb;    /* workload threads' stack size in KiB, 0: the system default */
 	/* CPU of the workload's own helper threads (mixed's feeder, churn's drivers), which
 	 * are no slot: each adds its thread clock at its end, and the harness counts it as its
 	 * own, not the sampler's (docs/metrics.md "What the sampler costs the process"). */
