@@ -176,13 +176,13 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 # programs of their own, run alone: test_platform_timing, test_gate_faults,
 # test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
 # (tests/machdouble/rates.sh, semantics.sh).
-CHECK_PARALLEL := tests/readme.sh $(BUILD)/tests/test_report tests/report_browser.sh \
+CHECK_PARALLEL := tests/readme.sh $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests/report_browser.sh \
                   $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child) \
                   tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
-                $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects.sh
+                $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh
 
 # The build before the tests takes one job per CPU unless the command line chose -j (built
 # one file at a time, it was a fifth of make check on 2 cores).

@@ -7,7 +7,21 @@
 # and pause excess; a defect marked `gate-workload: NAME` on that workload instead, beside its
 # own `none` runs; the hanging plugin once, with a 1.5 s watchdog), then one gate per sampler
 # (--sampler). docs/gate.md.
+# GATE_DEFECTS_SET=untimed judges only the defects marked `gate-untimed: WHY` (caught by
+# counts that do not depend on the host's timing: failed runs, integrity, memory, stacks),
+# which make check runs beside its other parallel tests; =timed judges the others, the
+# faults and the example, alone on the machine; unset: all of them.
 BUILD=${BUILD:-build}
+set_=${GATE_DEFECTS_SET:-all}
+case $set_ in all|timed|untimed) ;; *) echo "gate_defects: unknown GATE_DEFECTS_SET '$set_'"; exit 2 ;; esac
+# in_set SRC: true when SRC's defect belongs to this invocation's set
+in_set() {
+	case $set_ in
+	all) return 0 ;;
+	untimed) grep -q 'gate-untimed:' "$1" ;;
+	timed) ! grep -q 'gate-untimed:' "$1" ;;
+	esac
+}
 # Seconds per run, 3 runs per sampler. At 0.5 s, alone on the 2-core VM (the serial lane
 # of make check), 4 passes at a14322a: every defect caught, the example's rate
 # 0.996-1.006 (budget 0.9), thread_tvd <= 0.004 (0.05), overhead 1.00-1.03 (0.9). A loaded
@@ -29,11 +43,16 @@ fault_metric() {
 }
 
 faults=$($bin list | awk '/\[fault\]/ { print $1 }')
+[ "$set_" = untimed ] && faults=""
 plugins=
 hang=
 others= # "workload:so" pairs
 watched= # "workload:watchdog:so" triples
+srcs=
 for src in tests/plugins/defect_*.c; do
+	in_set "$src" && srcs="$srcs $src"
+done
+for src in $srcs; do
 	so=$BUILD/tests/plugins/$(basename "$src" .c).so
 	[ -f "$so" ] || { echo "gate_defects: missing $so (make check builds it)"; exit 1; }
 	# a defect only another workload shows says `gate-workload: NAME` (hotspot's function
@@ -50,6 +69,7 @@ for src in tests/plugins/defect_*.c; do
 	esac
 done
 example=$BUILD/examples/ctimer_plugin.so
+[ "$set_" = untimed ] && example=
 {
 	printf '[defects]\nsamplers = none %s %s %s\n' "$example" "$(echo $faults)" "$plugins"
 	printf 'workloads = balanced\nthreads = 2\nhz = 100\nreps = 3\nduration = %s\n' "$duration"
@@ -61,7 +81,7 @@ example=$BUILD/examples/ctimer_plugin.so
 	for t in $watched; do
 		printf '[defects]\nsamplers = %s\nworkloads = %s\nthreads = 2\n' "${t##*:}" "${t%%:*}"
 		w=${t#*:}
-		printf 'hz = 100\nreps = 3\nduration = %s\nwatchdog = %s\n' "$duration" "${w%%:*}"
+		printf 'hz = 100\nreps = 1\nduration = %s\nwatchdog = %s\n' "$duration" "${w%%:*}"
 	done
 	if [ -n "$hang" ]; then
 		printf '[defects]\nsamplers = %s\nworkloads = balanced\nthreads = 2\n' "$hang"
@@ -105,7 +125,7 @@ plain_only() {
 case ${SANITIZE:-} in
 *thread*)
 	failed=$($bin show "$tmp/d.h5" | awk '$7 == "failed" { print $2 }' | sort -u)
-	for src in tests/plugins/defect_*.c; do
+	for src in $srcs; do
 		name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
 		metric=$(sed -n 's/.*gate-expects: \([a-z_]*\).*/\1/p' "$src")
 		[ "$metric" = failed_runs ] || continue
@@ -115,7 +135,7 @@ case ${SANITIZE:-} in
 	done
 	# a defect ThreadSanitizer reports itself (`tsan-fails: WHY` in its source: a handler
 	# that spoils errno) fails its runs there, as it should
-	for src in tests/plugins/defect_*.c; do
+	for src in $srcs; do
 		grep -q 'tsan-fails:' "$src" || continue
 		name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
 		echo "$failed" | grep -qx -- "$name" && echo "caught $name: ThreadSanitizer's own report"
@@ -132,22 +152,28 @@ esac
 for f in $faults; do
 	judge "$f" 1 "$(fault_metric "$f")"
 done
-for src in tests/plugins/defect_*.c; do
+for src in $srcs; do
 	name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
 	metric=$(sed -n 's/.*gate-expects: \([a-z_]*\).*/\1/p' "$src")
 	plain_only "$src" "$name" && continue
 	judge "$name" 1 "$metric"
 done
-judge ctimer-plugin 0 ''
+[ "$set_" = untimed ] || judge ctimer-plugin 0 ''
 # On 64 KiB thread stacks (run --stack-kb, as musl and thread pools give) a handler that
 # puts 200 KiB on the interrupted thread's stack crashes the run (a failed run, never a
 # pass); the healthy example still runs.
-$bin run -q --sampler "$BUILD/tests/plugins/defect_stack_hog.so,$example" --workload balanced \
-	--threads 2 --duration 0.3 --stack-kb 64 -o "$tmp/small.h5" -f >/dev/null 2>&1
-small=$($bin show "$tmp/small.h5" | awk '$2 == "defect-stack-hog" || $2 == "ctimer-plugin" { print $2 "=" $7 }')
-case $small in
-*defect-stack-hog=failed*ctimer-plugin=ok*) echo "caught defect-stack-hog on 64 KiB stacks: failed run" ;;
-*) echo "FAIL 64 KiB stacks: want defect-stack-hog failed, ctimer-plugin ok, got:" $small; bad=1 ;;
-esac
-[ $bad -eq 0 ] && echo "gate_defects: every fault and defective plugin failed the gate, the example passed"
+if [ "$set_" != timed ]; then
+	$bin run -q --sampler "$BUILD/tests/plugins/defect_stack_hog.so,$BUILD/examples/ctimer_plugin.so" \
+		--workload balanced --threads 2 --duration 0.3 --stack-kb 64 -o "$tmp/small.h5" -f >/dev/null 2>&1
+	small=$($bin show "$tmp/small.h5" | awk '$2 == "defect-stack-hog" || $2 == "ctimer-plugin" { print $2 "=" $7 }')
+	case $small in
+	*defect-stack-hog=failed*ctimer-plugin=ok*) echo "caught defect-stack-hog on 64 KiB stacks: failed run" ;;
+	*) echo "FAIL 64 KiB stacks: want defect-stack-hog failed, ctimer-plugin ok, got:" $small; bad=1 ;;
+	esac
+fi
+if [ $bad -eq 0 ] && [ "$set_" = untimed ]; then
+	echo "gate_defects (untimed): every defective plugin of the set failed the gate"
+elif [ $bad -eq 0 ]; then
+	echo "gate_defects ($set_): every fault and defective plugin failed the gate, the example passed"
+fi
 exit $bad

@@ -1,6 +1,7 @@
 /* defect_errno.c - test plugin: its handler returns with errno changed on every other sample
  * (it restores a value of its own, not the one it saved), as a handler that calls a
  * library function and forgets to restore errno does.
+ * gate-untimed: caught by an integrity count, whatever the host's load
  * gate-expects: integrity_errno
  * tsan-fails: ThreadSanitizer reports a signal handler that spoils errno (exit 66)
  * gate-workload: mixed */

@@ -1,5 +1,6 @@
 /* defect_fd_leak.c - test plugin: opens a descriptor per thread in thread_start (without
  * close-on-exec) and never closes it.
+ * gate-untimed: caught by an integrity count, whatever the host's load
  * gate-expects: integrity_fd */
 #define DEFECT_NAME "defect-fd-leak"
 #define DEFECT_DESC "DEFECT: opens /dev/null in every thread_start and never closes it"

@@ -3,6 +3,7 @@
  * half the leaves lie in the plugin's module. Samples with a leaf outside the workload's code
  * are not judged for the chain (docs/gate.md, "Stacks through code without frame
  * pointers"); the bound on their share catches a sampler hiding stacks there.
+ * gate-untimed: caught by the stacks' content, whatever the host's load
  * gate-expects: stack_unwalkable_fraction */
 #define DEFECT_NAME "defect-foreign-leaf"
 #define DEFECT_DESC "DEFECT: every other stack starts in its own signal handler"

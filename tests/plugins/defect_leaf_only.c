@@ -2,6 +2,7 @@
  * walker that gives up at the first frame). On malloclock, where walks from inside glibc's
  * allocator stop anyway (unwalkable, not judged), the samples whose leaf is the workload's
  * own code still show the chain missing.
+ * gate-untimed: caught by the stacks' content, whatever the host's load
  * gate-expects: stack_correct_fraction
  * gate-workload: malloclock */
 #define DEFECT_NAME "defect-leaf-only"

@@ -1,5 +1,6 @@
 /* defect_leak.c - test plugin: a helper thread allocates 512 KB every 10 ms, touches it and
  * never frees it (about 50 MB/s of private memory); its samples are healthy.
+ * gate-untimed: caught by a memory slope, whatever the host's load
  * gate-expects: rss_growth_bytes_per_s */
 #define DEFECT_NAME "defect-leak"
 #define DEFECT_DESC "DEFECT: a helper thread leaks 512 KB every 10 ms"

@@ -1,6 +1,7 @@
 /* defect_sigaction.c - test plugin: sets SIGPIPE to SIG_IGN in every thread_start (a
  * library sparing itself broken pipes) and leaves it so: the program's disposition
  * changes under it mid-run.
+ * gate-untimed: caught by an integrity count, whatever the host's load
  * gate-expects: integrity_sigaction */
 #define DEFECT_NAME "defect-sigaction"
 #define DEFECT_DESC "DEFECT: ignores SIGPIPE from thread_start on, for the whole program"

@@ -1,6 +1,7 @@
 /* defect_sigblock.c - test plugin: its thread_start blocks SIGUSR1, SIGUSR2, SIGALRM and
  * SIGCHLD in every workload thread and nothing restores them (a library "protecting" its
  * sampling from the program's signals).
+ * gate-untimed: caught by an integrity count, whatever the host's load
  * gate-expects: integrity_sigmask */
 #define DEFECT_NAME "defect-sigblock"
 #define DEFECT_DESC "DEFECT: blocks SIGUSR1, SIGUSR2, SIGALRM and SIGCHLD in every thread"

@@ -1,5 +1,6 @@
 /* defect_stack_hog.c - test plugin: its handler puts a 200 KiB buffer on the interrupted
  * thread's stack (fine on glibc's 8 MiB thread stacks, a crash on 64 KiB ones).
+ * gate-untimed: caught by a stack depth, whatever the host's load
  * gate-expects: stack_peak_bytes */
 #define DEFECT_NAME "defect-stack-hog"
 #define DEFECT_DESC "DEFECT: its handler uses 200 KiB of the interrupted thread's stack"
