@@ -1,4 +1,5 @@
 /* defect_one_thread.c - test plugin: one process-wide CPU timer whose signal reaches only the first thread (seed 000's bug).
+ * gate-untimed: caught by the samples' content, whatever the host's load
  * gate-expects: thread_tvd */
 #define DEFECT_NAME "defect-one-thread"
 #define DEFECT_DESC "DEFECT: one process-wide CPU timer whose signal reaches only the first thread (seed 000's bug)"

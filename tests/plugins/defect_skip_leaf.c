@@ -1,4 +1,5 @@
 /* defect_skip_leaf.c - test plugin: drops the leaf frame of every stack (an off-by-one in the walk).
+ * gate-untimed: caught by the samples' content, whatever the host's load
  * gate-expects: misattributed_fraction (its leaf is no thread's: NaN though it claims stacks) */
 #define DEFECT_NAME "defect-skip-leaf"
 #define DEFECT_DESC "DEFECT: drops the leaf frame of every stack (an off-by-one in the walk)"

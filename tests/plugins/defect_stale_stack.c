@@ -1,4 +1,5 @@
 /* defect_stale_stack.c - test plugin: hands over the previous sample's stack, whichever thread it came from.
+ * gate-untimed: caught by the samples' content, whatever the host's load
  * gate-expects: misattributed_fraction */
 #define DEFECT_NAME "defect-stale-stack"
 #define DEFECT_DESC "DEFECT: hands over the previous sample's stack, whichever thread it came from"

@@ -1,4 +1,5 @@
 /* defect_weights.c - test plugin: weights every sample with half its period (a unit slip that halves a profile).
+ * gate-untimed: caught by the samples' content, whatever the host's load
  * gate-expects: magnitude_error */
 #define DEFECT_NAME "defect-half-weights"
 #define DEFECT_DESC "DEFECT: weights every sample with half its period (a unit slip that halves a profile)"
