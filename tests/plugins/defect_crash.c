@@ -1,5 +1,4 @@
 /* defect_crash.c - test plugin: crashes the target (SIGSEGV in its handler) after 20 samples.
- * gate-untimed: caught by a failed run, whatever the host's load
  * gate-expects: failed_runs */
 #define DEFECT_NAME "defect-crash"
 #define DEFECT_DESC "DEFECT: crashes the target (SIGSEGV in its handler) after 20 samples"

@@ -1,5 +1,4 @@
 /* defect_hang.c - test plugin: hangs the sampled thread forever in its handler after 20 samples.
- * gate-untimed: caught by a failed run, whatever the host's load
  * gate-expects: failed_runs */
 #define DEFECT_NAME "defect-hang"
 #define DEFECT_DESC "DEFECT: hangs the sampled thread forever in its handler after 20 samples"

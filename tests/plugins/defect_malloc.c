@@ -2,7 +2,6 @@
  * above glibc's tcache, so through the arena and its lock). On malloclock the handler
  * interrupts threads holding their arena's lock and deadlocks them: the watchdog kills the
  * run.
- * gate-untimed: caught by a failed run, whatever the host's load
  * gate-expects: failed_runs
  * gate-workload: malloclock
  * gate-watchdog: 2.5 (a 0.5 s run; each of its runs hangs, the default would wait 5.5 s)
