@@ -42,8 +42,21 @@ fault_metric() {
 	esac
 }
 
-faults=$($bin list | awk '/\[fault\]/ { print $1 }')
-[ "$set_" = untimed ] && faults=""
+# the faults caught by their samples' content, whatever the load (the others are timed)
+fault_untimed() {
+	case $1 in
+	fault-misdeliver|fault-stack) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+faults=
+for f in $($bin list | awk '/\[fault\]/ { print $1 }'); do
+	case $set_ in
+	untimed) fault_untimed "$f" && faults="$faults $f" ;;
+	timed) fault_untimed "$f" || faults="$faults $f" ;;
+	*) faults="$faults $f" ;;
+	esac
+done
 plugins=
 hang=
 others= # "workload:so" pairs
