@@ -170,9 +170,9 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run three at a time on the 2 CPUs, longest first (readme.sh ~33 s, test_report ~35 s
-# beside it, the browser ~11 s): 50 s for the lane against 59 s two at a time, on
-# fresh clones of 63da9b7; every other test, new ones included, runs alone. The timed parts of platform, gate and bench_driver are
+# run three at a time on the 2 CPUs, longest first (test_report ~39 s, readme.sh ~33 s,
+# the defects caught by counts ~10 s alone, the browser ~15 s): 52 s for the lane; every
+# other test, new ones included, runs alone (the timed defects: ~34 s). The timed parts of platform, gate and bench_driver are
 # programs of their own, run alone: test_platform_timing, test_gate_faults,
 # test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
 # (tests/machdouble/rates.sh, semantics.sh).

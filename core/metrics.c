@@ -4,6 +4,7 @@
 #include "core/util.h"
 
 #include <math.h>
+#include <string.h>
 
 const struct sb_metric_info sb_metric_infos[] = {
 #define X(n, u, d) { #n, u, d, offsetof(struct sb_metrics, n) },
@@ -16,4 +17,12 @@ void metrics_clear(struct sb_metrics *m)
 {
 	for (size_t i = 0; i < sb_metric_count; i++)
 		*(double *)((char *)m + sb_metric_infos[i].offset) = NAN;
+}
+
+int metrics_index(const char *name)
+{
+	for (size_t i = 0; i < sb_metric_count; i++)
+		if (strcmp(sb_metric_infos[i].name, name) == 0)
+			return (int)i;
+	return -1;
 }

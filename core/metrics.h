@@ -84,6 +84,9 @@ struct sb_metric_info {
 extern const struct sb_metric_info sb_metric_infos[];
 extern const size_t sb_metric_count;
 
+/* Index of metric `name` in sb_metric_infos, or -1 when no metric has that name. */
+int metrics_index(const char *name);
+
 /* Sets every metric of m to NaN ("not computed"). */
 void metrics_clear(struct sb_metrics *m);
 

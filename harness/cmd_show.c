@@ -32,14 +32,6 @@ static const char *const default_headers[] = {
 };
 
 /* Index of metric name in sb_metric_infos, or -1. */
-int show_metric_index(const char *name)
-{
-	for (size_t i = 0; i < sb_metric_count; i++)
-		if (strcmp(sb_metric_infos[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
 static double metric_value(const struct sb_run *r, int metric)
 {
 	double v;
@@ -193,7 +185,7 @@ void show_table_metrics(FILE *out, const struct sb_run *runs, size_t n,
 		return;
 	}
 	for (size_t i = 0; i < nmetrics; i++) {
-		int m = show_metric_index(metrics[i]);
+		int m = metrics_index(metrics[i]);
 
 		if (m >= 0)
 			make_column(&cols[ncols++], m, NULL);
@@ -209,7 +201,7 @@ void show_table(FILE *out, const struct sb_run *runs, size_t n)
 	size_t ncols = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(default_metrics); i++) {
-		int m = show_metric_index(default_metrics[i]);
+		int m = metrics_index(default_metrics[i]);
 
 		if (m >= 0)
 			make_column(&cols[ncols++], m, default_headers[i]);
@@ -242,7 +234,7 @@ void show_vertical(FILE *out, const struct sb_run *runs, size_t n, const char *c
 			fputc('\n', out);
 		}
 		for (size_t j = 0; j < count; j++) {
-			int m = metrics ? show_metric_index(metrics[j]) : (int)j;
+			int m = metrics ? metrics_index(metrics[j]) : (int)j;
 			char val[CELL_LEN];
 
 			if (m < 0)
@@ -381,7 +373,7 @@ static int parse_metrics(char *list, const char ***names)
 		return -1;
 	}
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (show_metric_index(tok) < 0) {
+		if (metrics_index(tok) < 0) {
 			sb_err("unknown metric '%s' (see 'sampbench show --help')", tok);
 			return -1;
 		}

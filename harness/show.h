@@ -35,7 +35,4 @@ void show_vertical(FILE *out, const struct sb_run *runs, size_t n, const char *c
  * metrics when the file has them (worst run); `-` where a metric is missing or NaN. */
 void show_footprint(FILE *out, const struct sb_run *runs, size_t n);
 
-/* Index of metric name in sb_metric_infos, or -1. */
-int show_metric_index(const char *name);
-
 #endif

@@ -79,7 +79,7 @@ void show_footprint(FILE *out, const struct sb_run *runs, size_t n)
 		fprintf(out, "%-*s %5zu", w, s, fp_runs(runs, n, s));
 		for (size_t c = 0; c < FP_NCOLS; c++) {
 			char buf[32] = "-";
-			double v = fp_value(runs, n, s, show_metric_index(fp_cols[c].metric),
+			double v = fp_value(runs, n, s, metrics_index(fp_cols[c].metric),
 					    fp_cols[c].worst, scratch);
 			/* + 0.0: a value that rounds to zero prints 0, never -0 */
 			if (!isnan(v))
