@@ -172,19 +172,19 @@ def source(s):
             f"`git checkout {s['git_rev'][:7]} && make bench` (profile {s['profile']})")
 
 
-def stops_table(p):
+def stops_table(p, wls=("balanced", "hotspot")):
     """The table of reported against observed windows and pause excess (markdown lines),
-    for the samplers that have them on balanced and hotspot at 2 and 8 threads; [] when none
-    does. docs/findings.md and the README's block show it."""
+    for the samplers that have them on the workloads wls at 2 and 8 threads; [] when none
+    does. docs/findings.md shows balanced and hotspot, the README's block balanced."""
     obs = [x for x in p.has("mach", "mach-idle", "ptrace", "itimer", "ctimer", "perf")
-           if any(p.v(x, wl, t, k) is not None for wl in ("balanced", "hotspot") for t in (2, 8)
+           if any(p.v(x, wl, t, k) is not None for wl in wls for t in (2, 8)
                   for k in ("window_observed_p50_ns", "pause_excess_fraction"))]
     if not obs:
         return []
     o = ["| sampler | cell | reported p50/p99/max | observed p50/p99/max | pause excess |",
          "|---|---|---|---|---|"]
     for x in obs:
-        for wl in ("balanced", "hotspot"):
+        for wl in wls:
             for t in (2, 8):
                 if (x, wl, t, 100.0) not in p.cells:
                     continue
@@ -200,7 +200,7 @@ README_END = "<!-- end of findings.py readme -->"
 
 def readme_block(s):
     """The README's stops table: its source line and the table, between the markers."""
-    rows = stops_table(Page(s))
+    rows = stops_table(Page(s), ("balanced",))
     head = (f"`results/runs/{s['file']}`, commit {s['git_rev'][:7]}, host {s['fingerprint']}; "
             "µs, medians over a cell's runs:")
     return "\n".join([README_BEGIN, head, ""] + rows + [README_END])
