@@ -12,6 +12,7 @@
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
+#include "workloads/integrity.h"
 #include "workloads/workload.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -240,8 +241,9 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 	char offcpu[WL_MAX_FUNCS][SB_SYM_FUNC_LEN];
 	double fcnt[WL_MAX_FUNCS] = { 0 };
 	char own[SB_SYM_MODULE_LEN] = "";
+	char harness[WL_INTEGRITY_FUNCS][SB_SYM_FUNC_LEN];
 	size_t total = 0, correct = 0, judged = 0, unwalkable = 0, off = 0;
-	int nchain, nfuncs, noffcpu;
+	int nchain, nfuncs, noffcpu, nharness;
 
 	if (!w)
 		return;
@@ -260,6 +262,7 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		nchain = 0; /* the chain's module unknown: the metric stays NaN */
 	nfuncs = name_functions(sym, w->funcs, WL_MAX_FUNCS, funcs);
 	noffcpu = name_functions(sym, w->offcpu, WL_MAX_FUNCS, offcpu);
+	nharness = name_functions(sym, wl_integrity_funcs, WL_INTEGRITY_FUNCS, harness);
 	symbolizer_free(sym);
 
 	for (size_t i = 0; i < r->nsamples; i++) {
@@ -282,6 +285,9 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 			judged++; /* no user frame at all: not a walk that lost its way */
 			continue;
 		}
+		/* the harness's own checks at the thread's start and end: no chain to judge */
+		if (nharness > 0 && match_name(r, f[leaf], harness, nharness) >= 0)
+			continue;
 		/* The chain must appear leaf-side first, in order; other frames may sit between. */
 		enum chain_verdict v = nchain > 0 ? judge_chain(r, s, f, leaf, chain, nchain, own)
 						  : CHAIN_WRONG;

@@ -14,6 +14,7 @@
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "sampler/sampler.h"
+#include "workloads/integrity.h"
 #include "workloads/workload.h"
 
 static void test_quantile_type7(void **state)
@@ -264,6 +265,21 @@ static void test_stack_chain(void **state)
 	metrics_compute(&f.r, &w);
 	assert_float_equal(f.r.metrics.stack_unwalkable_fraction, 1.0, 1e-9);
 	assert_true(isnan(f.r.metrics.stack_correct_fraction));
+	run_free(&f.r);
+
+	/* A leaf in the harness's own checks at a thread's start or end (its stack painting,
+	 * its own signal's handler): no chain to judge, right or wrong. */
+	const uint64_t H = (uint64_t)(uintptr_t)wl_integrity_funcs[0] + 1;
+	const uint64_t own2[] = { A, B, G, H };
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own2, 4);
+	fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0); /* right */
+	fake_stack(&f, (const uint64_t[]){ A, G }, 2, 0); /* wrong */
+	for (int i = 0; i < 4; i++)
+		fake_stack(&f, (const uint64_t[]){ H, G }, 2, 0); /* the harness's: unjudged */
+	metrics_compute(&f.r, &w);
+	assert_float_equal(f.r.metrics.stack_correct_fraction, 0.5, 1e-9);
+	assert_float_equal(f.r.metrics.stack_unwalkable_fraction, 0.0, 1e-9);
 	run_free(&f.r);
 }
 

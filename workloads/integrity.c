@@ -158,3 +158,10 @@ void wl_integrity_end(struct wl_integrity *it, struct wl_truth *t)
 	if (!self_signal_arrives())
 		atomic_fetch_add(&t->integrity_signal, 1);
 }
+
+const void *const wl_integrity_funcs[] = {
+	(const void *)wl_integrity_begin, (const void *)stack_peak_scan,
+	(const void *)self_signal_arrives, (const void *)self_signal_handler,
+	(const void *)wl_integrity_end,   (const void *)store_max,
+	NULL,
+};

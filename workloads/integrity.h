@@ -42,6 +42,13 @@ struct wl_integrity {
 	uintptr_t lo;      /* the painted window's low end */
 };
 
+/* The functions a workload thread runs for these checks, outside its truth window (the
+ * painting at its start; the scan, its own signal and that signal's handler at its end),
+ * NULL-terminated. A sample whose leaf is one of them says nothing about the workload's
+ * call chain: the stack metrics leave it unjudged (analysis/metrics.c). */
+#define WL_INTEGRITY_FUNCS 8 /* room for wl_integrity_funcs[], its NULL excluded */
+extern const void *const wl_integrity_funcs[];
+
 /* Installs the program's handler for WL_SELF_SIGNAL (once per process, before the
  * sampler starts). Returns 0, or -1 with errno set. */
 int wl_integrity_install(void);
