@@ -492,7 +492,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			enum gate_state st = judge_sign_test(cfg, b, buf, n, limit, k, why, sizeof(why));
 			if (st == GATE_UNDECIDED) {
 				k->state = GATE_UNDECIDED;
-				snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%s "
+				snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
 					 "(%s:%d)", gate_op_names[b->op], lim, why, cfg->name, b->line);
 				continue;
 			}
