@@ -2,6 +2,7 @@
  * priority (about 40 % of a core on mixed, whose threads leave a CPU idle), and the plugin
  * says its ticks cost 2 us each: its claimed sampler_cpu_ns is a few hundredths of what the
  * process spends on it. The gate must judge the CPU the process measured, not the claim.
+ * gate-plain-only (the CPU rules judge plain builds: a sanitizer build's CPU is its instrumentation's)
  * gate-expects: sampler_cpu_unreported_fraction
  * gate-workload: mixed */
 #define DEFECT_NAME "defect-busy-claims-little"

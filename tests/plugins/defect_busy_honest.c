@@ -2,6 +2,7 @@
  * defect_busy_claims_little.c, but its sampler_cpu_ns claims all of the helper's CPU. An
  * honest report of a sampler that burns an idle core must fail too: on the CPU the process
  * measured.
+ * gate-plain-only (the CPU rules judge plain builds: a sanitizer build's CPU is its instrumentation's)
  * gate-expects: sampler_cpu_measured_fraction
  * gate-workload: mixed */
 #define DEFECT_NAME "defect-busy-honest"
