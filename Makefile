@@ -170,17 +170,19 @@ $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 # Tests whose assertions hold on a loaded CPU (no timing, no sampler judged on its rates)
-# run three at a time on the 2 CPUs, longest first (test_report ~39 s, readme.sh ~33 s,
-# the defects caught by counts ~10 s alone, the browser ~15 s): 52 s for the lane; every
-# other test, new ones included, runs alone (the timed defects: ~34 s). The timed parts of platform, gate and bench_driver are
+# run three at a time on the 2 CPUs, longest first (test_report ~40 s in the lane, the
+# defects caught by counts ~13 s, the browser ~13 s); every other test, new ones included,
+# runs alone (the timed defects: ~33 s). The README's example session (tests/readme.sh,
+# ~35 s of both CPUs) is `make check-readme`, in .ci/run. The timed parts of platform, gate and bench_driver are
 # programs of their own, run alone: test_platform_timing, test_gate_faults,
 # test_bench_resume; test_mach_double runs in two parts, its rate comparisons alone
 # (tests/machdouble/rates.sh, semantics.sh).
-CHECK_PARALLEL := tests/readme.sh $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests/report_browser.sh \
+CHECK_PARALLEL := $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests/report_browser.sh \
                   $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
-                  registry matrix metrics iso_time atomic_file fpwalk gate platform child) \
-                  tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh
+                  registry matrix metrics iso_time atomic_file fpwalk gate platform child \
+                  integrity calibrate) \
+                  tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
                 $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh
 
@@ -192,6 +194,11 @@ check-build: $(BIN) $(TEST_BINS) $(MACHDOUBLE_CORE) $(REPLAY_BINS)
 check: deps
 	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC)) check-build
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh -j 3 $(CHECK_PARALLEL) -- $(CHECK_SERIAL)
+
+# The README's example commands run as written (tests/readme.sh): in .ci/run after make check.
+.PHONY: check-readme
+check-readme: deps $(BIN)
+	@BUILD=$(BUILD) sh tests/readme.sh
 
 # The quick profile of ci/matrix judged by ci/budgets (docs/gate.md): a benchmark, not a
 # unit test, so not in make check; .ci/run runs it after make check. A sampler of the
@@ -302,6 +309,7 @@ all: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 check-build: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES) $(TEST_PROGS))
 # Every README example works after either of the two commands: exec needs the agent.
 bench: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES))
+check-readme: $(if $(DARWIN_NATIVE),,$(AGENT) $(EXAMPLES))
 
 # The agent's own pthread_create wraps the registry's: rename the registry's definition.
 $(BUILD)/agent-pic/sampler/registry_linux.o: AGENT_DEFS := -Dpthread_create=sb_reg_pthread_create

@@ -1,5 +1,7 @@
 /* defect_hang.c - test plugin: hangs the sampled thread forever in its handler after 20 samples.
- * gate-expects: failed_runs */
+ * gate-expects: failed_runs
+ * gate-untimed: caught by a failed run, whatever the host's load (its 20th sample comes within
+ * 0.1 s of the threads' CPU: 2 threads at 100 Hz) */
 #define DEFECT_NAME "defect-hang"
 #define DEFECT_DESC "DEFECT: hangs the sampled thread forever in its handler after 20 samples"
 #define DEFECT_CAPS SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS | \
