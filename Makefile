@@ -12,7 +12,7 @@ V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
         pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
-        python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang bpftrace
+        python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang bpftrace npm
 
 ifeq ($(V),1)
 Q :=
@@ -182,7 +182,8 @@ CHECK_PARALLEL := $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child \
                   integrity calibrate) \
-                  tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh
+                  tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh \
+                  tests/action.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
                 $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh
 
