@@ -29,6 +29,9 @@ if [ "$(uname -s)" = Darwin ]; then
 fi
 missing=
 for p in "$@"; do
+	# npm from another source (NodeSource's nodejs ships it) conflicts with Debian's
+	# package: a working npm command is enough
+	[ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
 	case "$s" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
 done
