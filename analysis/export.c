@@ -86,8 +86,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The folded line (without the count) of sample i of r, malloc'd. */
-static char *folded_line(const struct sb_run *r, size_t i, unsigned flags)
+/* The folded line of sample i (see export.h). */
+char *export_folded_line(const struct sb_run *r, size_t i, unsigned flags)
 {
 	struct strbuf b = { 0 };
 	char name[NAME_LEN];
@@ -133,7 +133,7 @@ int64_t export_folded(FILE *out, const struct sb_run *runs, size_t n, unsigned f
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < runs[i].nsamples; j++, k++)
-			if (!(lines[k] = folded_line(&runs[i], j, flags)))
+			if (!(lines[k] = export_folded_line(&runs[i], j, flags)))
 				goto cleanup;
 	qsort(lines, total, sizeof(*lines), cmp_str);
 	for (size_t i = 0; i < total;) {

@@ -48,6 +48,11 @@ const uint64_t *export_sample_stack(const struct sb_run *r, size_t i, uint32_t *
 void export_frame_name(const struct sb_run *r, uint64_t pc, unsigned flags, char *buf,
 		       size_t len);
 
+/* The folded stack of sample i of r, root first, frames joined by ';' (with EXPORT_LABEL
+ * and EXPORT_THREAD their root frames first), without the count: malloc'd, the caller
+ * frees it. Returns NULL when out of memory. */
+char *export_folded_line(const struct sb_run *r, size_t i, unsigned flags);
+
 /* Writes the folded stacks of runs[0..n) to out, unique lines in sorted order. With
  * EXPORT_LABEL each stack starts with a frame naming its run. Returns the number of
  * samples written, or -1 (out of memory or a write error, errno set). */

@@ -15,8 +15,9 @@ DARWIN_SKIP     := %_linux.c platform/linux.c sampler/ctimer.c sampler/perf.c sa
 # In the Darwin build but compiled on a Mac only, not by darwin-check: they include HDF5,
 # and Debian's H5pubconf.h is generated for glibc (it includes <features.h>) while the
 # cross SDK has no HDF5 of its own; the JSON importers include cJSON, which it lacks too.
-DARWIN_MAC_ONLY := $(wildcard results/h5io*.c) harness/cmd_gate.c \
-                   analysis/import_json.c analysis/import_speedscope.c analysis/import_firefox.c
+DARWIN_MAC_ONLY := $(wildcard results/h5io*.c) harness/cmd_gate.c harness/cmd_expect.c \
+                   analysis/import_json.c analysis/import_speedscope.c analysis/import_firefox.c \
+                   analysis/expect.c
 # The sampler core: core/ (the sink, the run record), every sampler of the Darwin table,
 # the registry, Mach thread control, the walker, the platform layer. darwin-check links it with tests/darwin/test_core.c.
 DARWIN_CORE_SRCS := $(filter-out $(DARWIN_SKIP),$(wildcard core/*.c sampler/*.c)) platform/darwin.c
