@@ -181,11 +181,12 @@ CHECK_PARALLEL := $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests
                   $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child \
-                  integrity calibrate) \
+                  integrity calibrate expect) \
                   tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh \
                   tests/action.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
-                $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh
+                $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh \
+                $(if $(DARWIN_NATIVE),,tests/expect.sh)
 
 # The build before the tests takes one job per CPU unless the command line chose -j (built
 # one file at a time, it was a fifth of make check on 2 cores).
@@ -300,7 +301,7 @@ AGENT_SRCS := agent/agent.c \
                 thread_ctl_linux.c fpwalk.c threads.c gperftools.c cpuprofile.c table.c) \
               core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
-EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so
+EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so $(BUILD)/examples/expect/split
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
               $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/plugins/*.c))
 PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
@@ -328,6 +329,12 @@ $(BUILD)/examples/%.so: examples/%.c sampler/sampbench_sampler.h
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -Wl,-z,defs -o $@ $< -lrt
+
+# The expectation example's program (docs/expect.md): frame pointers, no PIC needed.
+$(BUILD)/examples/expect/split: examples/expect/split.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
 
 $(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h
 	$(call msg,CC,$<)

@@ -46,12 +46,15 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_expect(int argc, char **argv);
+int cmd_margins(int argc, char **argv);
 
 /* Each command's option table (opt.h): its --help lines come from it. */
 extern const struct opt cmd_list_options[];
 extern const struct opt cmd_run_options[];
 extern const struct opt cmd_show_options[];
 extern const struct opt cmd_top_options[];
+extern const struct opt cmd_expect_options[];
 extern const struct opt cmd_bench_options[];
 extern const struct opt cmd_gate_options[];
 extern const struct opt cmd_baseline_options[];

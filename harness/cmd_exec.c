@@ -8,6 +8,7 @@
  * The program's stdin, stdout and stderr are its own: everything sampbench prints goes to
  * stderr. sampbench exits with the program's exit status (of the last run; 128+N when a
  * signal N killed it), so it can stand in for the program in scripts. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "analysis/metrics.h"
 #include "core/command_path.h"
@@ -24,6 +26,7 @@
 #include "harness/exec_mode.h"
 #include "harness/exec_print.h"
 #include "harness/exec_run.h"
+#include "harness/expect_step.h"
 #include "harness/host.h"
 #include "results/h5io.h"
 #include "sampler/plugin.h"
@@ -46,6 +49,7 @@ static struct env {
 	int force;
 	const char *agent;
 	int quiet;
+	const char *expect;
 	char **cmd;
 } env;
 
@@ -63,6 +67,9 @@ const struct opt cmd_exec_options[] = {
 	OPT_BOOLEAN('f', "force", &env.force, "overwrite FILE.h5 if it exists"),
 	OPT_STRING(0, "agent", &env.agent, "PATH", "the agent .so (default: next to this binary)"),
 	OPT_BOOLEAN('q', "quiet", &env.quiet, "print nothing (exit status and FILE.h5 only)"),
+	OPT_STRING('e', "expect", &env.expect, "FILE",
+		   "judge the expectations of FILE on the runs (docs/expect.md); a failed\n"
+		   "one turns the program's exit status 0 into 1"),
 	OPT_HELP(),
 	OPT_END(),
 };
@@ -86,7 +93,7 @@ static int parse_args(int argc, char **argv)
 		return -1;
 	}
 	env.cmd = argv + first;
-	return 0;
+	return env.expect ? expect_step_validate(env.expect) : 0;
 }
 
 int cmd_exec(int argc, char **argv)
@@ -98,6 +105,7 @@ int cmd_exec(int argc, char **argv)
 	struct sb_host host;
 	int ns = 0, rc = SB_EXIT_USAGE, last_status = -1, need_agent = 0;
 	struct sigaction ign, old_int, old_quit;
+	char tmp_out[] = "/tmp/sbexec.XXXXXX.h5";
 
 	int p = parse_args(argc, argv);
 	if (p > 0) {
@@ -145,6 +153,16 @@ int cmd_exec(int argc, char **argv)
 		env.agent = agentreal;
 	}
 	host_probe_calibrated(&host);
+	if (env.expect && !env.out) { /* the expectations read the runs from a file */
+		int fd = mkstemps(tmp_out, 3);
+		if (fd < 0) {
+			sb_err("cannot create '%s': %s", tmp_out, strerror(errno));
+			goto cleanup;
+		}
+		close(fd);
+		env.out = tmp_out;
+		env.force = 1;
+	}
 	if (env.out) {
 		char err[256];
 		h5 = h5_create(env.out, &host, env.force, err, sizeof(err));
@@ -191,7 +209,7 @@ int cmd_exec(int argc, char **argv)
 		fprintf(stderr, "\nsampbench exec: %s, %g Hz\n", cmdline, env.hz);
 		exec_print_runs(stderr, runs, (size_t)done);
 		exec_print_top(stderr, runs, (size_t)done);
-		if (env.out)
+		if (env.out && env.out != tmp_out)
 			fprintf(stderr, "\nwritten: %s\n", env.out);
 	}
 	if (h5) {
@@ -209,11 +227,15 @@ int cmd_exec(int argc, char **argv)
 						  : 128 + WTERMSIG(last_status);
 		rc = prog == 0 && rc != SB_EXIT_OK ? rc : prog;
 	}
+	if (env.expect && rc == SB_EXIT_OK)
+		rc = expect_step_run(env.expect, env.out);
 	for (int i = 0; i < done; i++)
 		run_free(&runs[i]);
 cleanup:
 	if (h5)
 		h5_abort(h5);
+	if (env.out == tmp_out)
+		unlink(tmp_out);
 	free(runs);
 	free(list);
 	return rc;

@@ -10,6 +10,7 @@
 #include "analysis/import.h"
 #include "core/atomic_file.h"
 #include "harness/cli.h"
+#include "harness/expect_step.h"
 
 static const char usage_text[] =
 	"usage: sampbench import [-F FMT] FILE [-T] [-s] [-o OUT]   (FILE - : standard input)\n"
@@ -24,6 +25,7 @@ static struct env {
 	const char *output;
 	int threads;
 	int summary;
+	const char *expect;
 } env;
 
 const struct opt cmd_import_options[] = {
@@ -35,6 +37,9 @@ const struct opt cmd_import_options[] = {
 	OPT_BOOLEAN('s', "summary", &env.summary,
 		    "print 'samples N threads T frames F' instead of the stacks"),
 	OPT_STRING('o', "output", &env.output, "OUT", "output file (default: standard output)"),
+	OPT_STRING('e', "expect", &env.expect, "FILE",
+		   "judge the expectations of FILE on the profile instead (docs/expect.md):\n"
+		   "exit 1 when one fails"),
 	OPT_HELP(),
 	OPT_END(),
 };
@@ -77,6 +82,10 @@ int cmd_import(int argc, char **argv)
 	}
 	if (import_buffer(fmt, buf, len, &run, err, sizeof(err)) < 0) {
 		sb_err("cannot import '%s' as %s: %s", input, fmt->name, err);
+		goto cleanup;
+	}
+	if (env.expect) {
+		ret = expect_step_runs(env.expect, &run, 1);
 		goto cleanup;
 	}
 	ret = SB_EXIT_FAIL;

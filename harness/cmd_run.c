@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "harness/cli.h"
+#include "harness/expect_step.h"
 #include "harness/session.h"
 #include "harness/tool.h"
 #include "sampler/plugin.h"
@@ -38,6 +39,7 @@ static struct env {
 	int no_rt;
 	long seed;
 	int quiet;
+	const char *expect;
 } env;
 
 static const struct env env_defaults = {
@@ -119,6 +121,9 @@ const struct opt cmd_run_options[] = {
 	OPT_INTEGER(0, "seed", &env.seed, "N", 0, 1L << 62,
 		    "seed for random phases and fault injection (default 1)"),
 	OPT_BOOLEAN('q', "quiet", &env.quiet, "no per-run lines"),
+	OPT_STRING('e', "expect", &env.expect, "FILE",
+		   "then judge the expectations of FILE on the runs (docs/expect.md):\n"
+		   "exit 1 when one fails"),
 	OPT_HELP(),
 	OPT_END(),
 };
@@ -140,7 +145,7 @@ static int parse_args(int argc, char **argv)
 		       : !env.workloads ? "--workload" : "-o FILE.h5");
 		return -1;
 	}
-	return 0;
+	return env.expect ? expect_step_validate(env.expect) : 0;
 }
 
 static const struct tool *tools[TOOL_MAX];
@@ -244,6 +249,10 @@ int cmd_run(int argc, char **argv)
 					};
 	struct session_opts so = { .out_path = env.out, .force = env.force, .quiet = env.quiet };
 	rc = session_run(&so, specs, n, NULL, NULL);
+	if (env.expect && rc != SB_EXIT_USAGE) {
+		int erc = expect_step_run(env.expect, env.out);
+		rc = erc > rc ? erc : rc;
+	}
 cleanup:
 	free(specs);
 	free(slist);

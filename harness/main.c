@@ -19,6 +19,8 @@ static const struct sb_cmd commands[] = {
 	{ "import", cmd_import, "read another profiler's profile, print its folded stacks" },
 	{ "report", cmd_report, "HTML accuracy report of HDF5 files (plots, findings)" },
 	{ "top", cmd_top, "flat profile of the leaf frames of a run" },
+	{ "expect", cmd_expect, "judge an expectation file (shares, rates) on the runs of a file" },
+	{ "margins", cmd_margins, "margins for an expectation file from a file's repetitions" },
 	{ "calibrate", cmd_calibrate, "measure and print this host's timing floors" },
 	{ "target", cmd_target, "run one workload alone for any profiler; write its truth at exit" },
 	{ "exec", cmd_exec, "profile any program with samplers side by side (LD_PRELOAD agent, perf)" },

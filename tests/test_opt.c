@@ -293,6 +293,7 @@ static const struct {
 	{ "export", cmd_export_options },     { "import", cmd_import_options },
 	{ "report", cmd_report_options },     { "target", cmd_target_options },
 	{ "top", cmd_top_options },	      { "calibrate", cmd_calibrate_options },
+	{ "expect", cmd_expect_options },     { "margins", cmd_expect_options },
 #ifdef __linux__
 	{ "exec", cmd_exec_options },
 #endif
