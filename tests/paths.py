@@ -7,8 +7,9 @@ file's own folder) and the comments of the C, Python, shell and make files and o
 ...) or name a top-level file (README.md, Makefile). A `:LINE` suffix and a `#anchor` are
 dropped; a glob (`*`, `?`, `[ch]`, `{a,b}`) must match at least one file. Generated
 outputs and placeholders (build/, results/runs/, `<UTC>`, FILE.h5) are allowed by the
-short list below. Prints one line per missing path, `FILE:LINE: missing path 'P'`, and
-exits 1 when there is one, 0 otherwise. Run from anywhere: `python3 tests/paths.py [ROOT]`.
+short list below. docs/gate.md and docs/mach.md name no commit hash outside a "validated
+by" line (docs/validation.md holds the measurements). Prints one line per miss,
+`FILE:LINE: missing path 'P'`, and exits 1 when there is one, 0 otherwise. Run from anywhere: `python3 tests/paths.py [ROOT]`.
 """
 import glob
 import os
@@ -30,6 +31,12 @@ ALLOWED = (
     re.compile(r"[<>]|\.\.\.$"),                  # placeholders: results/runs/<UTC>.h5, a/...
     re.compile(r"(^|/)(?!README)[A-Z][A-Z0-9_]{2,}(\.\w+)?(/|$)"),  # FILE.h5, NAME, FORMAT
 )
+
+# Reference docs state the tool as it is: a commit hash belongs to the measurement behind a
+# claim (docs/validation.md), named only on a "validated by" line.
+NO_HASH_DOCS = ("docs/gate.md", "docs/mach.md")
+# (hex with a letter and a digit, or 7 digits from 0: numbers are not written 0417088)
+HASH_RE = re.compile(r"\b(?:(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}|0[0-9]{6})\b")
 
 SKIP_DIRS = {".git", "build", "runs", "baselines", "node_modules", "__pycache__"}
 
@@ -164,6 +171,9 @@ def check_file(root, rel, is_md, out):
     lines = enumerate(text.split("\n"), 1) if is_md else comment_lines(rel, text)
     here = os.path.dirname(rel)
     for n, line in lines:
+        if rel in NO_HASH_DOCS and "validated by" not in line:
+            for m in HASH_RE.finditer(line):
+                out.append(f"{rel}:{n}: commit hash '{m.group(0)}' outside a validated-by line")
         for m in PATH_RE.finditer(line):
             p = clean(m.group(1))
             if p and not allowed(p) and not exists(root, p) and not (
