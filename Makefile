@@ -183,7 +183,7 @@ CHECK_PARALLEL := $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child \
                   integrity calibrate expect) \
                   tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh \
-                  tests/action.sh
+                  tests/action.sh tests/paths.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
                 $(MACHDOUBLE_CORE) $(if $(DARWIN_NATIVE),,tests/machdouble/rates.sh) tests/gate_defects_timed.sh \
                 $(if $(DARWIN_NATIVE),,tests/expect.sh)

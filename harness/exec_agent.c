@@ -1,6 +1,6 @@
 /* exec_agent.c - exec's in-process mode: the LD_PRELOAD agent (agent/agent.c) runs the
  * sampler inside the program and pushes samples into a memfd sink created here, laid out
- * as agent/exec_shm.h says. */
+ * as core/exec_shm.h says. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -59,7 +59,7 @@ int unchecked_file(struct rd *rd)
 
 int trial_read(struct rd *rd, int load_samples)
 {
-	/* 5 s, plus 1 s per MB (results/baseline.h5, 12 MB, reads in 1 s); sanitizer builds
+	/* 5 s, plus 1 s per MB (results/baselines/legacy-vm-879d8c6.h5, 12 MB, reads in 1 s); sanitizer builds
 	 * run several times slower */
 	uint64_t limit_ms = (5000 + rd->file_size / 1000) * SANITIZER_SLOWDOWN;
 	uint64_t waited_ms = 0;

@@ -1,6 +1,6 @@
 /* cpuprofile.h - gperftools' legacy CPU profile format: a defensive parser and a writer.
  *
- * The format (gperftools docs/cpuprofile-fileformat.html), in native 64-bit little-endian
+ * The format (cpuprofile-fileformat.html in gperftools' documentation), in native 64-bit little-endian
  * machine words, as libprofiler on x86_64 writes it:
  *   header   0, 3, 0, period_us, 0     (header count, header words, version, period, padding)
  *   records  count, depth, pc[depth]   (leaf PC first, then return addresses)

@@ -46,7 +46,8 @@
  * requests: then those still on their way are deferred (they take their own sample when
  * they run), and in a batch tick the parked threads are released. Without it a cascade through many threads that sleep and wake kept the first
  * ones parked until the last parked: `syscall` and `mixed` at 32 threads, window p99
- * 256-586 us against 170-219 us with it (docs/mach.md, "Many threads"). */
+ * 256-586 us against 170-219 us with it
+ * (docs/validation.md, "How long the batch is held open"). */
 #define MACH_BATCH_OPEN_NS 100000ull
 /* When parked threads are resumed. Early: right after each one's walk, so each is stopped
  * only for its own stop and walk; a target that has not parked 2 ms after its request is

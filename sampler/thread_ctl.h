@@ -154,8 +154,9 @@ int tc_park_cpu(const struct tc_park *p);
 void tc_wait_spin(uint32_t seen, uint64_t deadline_ns, int may_spin);
 /* Sets the spin budget (ns) of both sides; 0 disables spinning. TC_SPIN_DEFAULT_NS until
  * a host calibration sets this host's own (calibrate_host(): 2 x the cross-CPU futex round
- * trip, within [10 us, 150 us]); SB_MACH_SPIN_NS overrides both. Measured in docs/mach.md:
- * with 2 busy threads on 2 CPUs it shortens the suspend windows by a third. */
+ * trip, within [10 us, 150 us]); SB_MACH_SPIN_NS overrides both. Measured
+ * (docs/validation.md, "Spinning before parking"): with 2 busy threads on 2 CPUs it
+ * shortens the suspend windows by a third. */
 void tc_set_spin_ns(uint64_t ns);
 uint64_t tc_spin_ns(void);
 #define TC_SPIN_DEFAULT_NS 50000ull

@@ -35,7 +35,7 @@ def argv_for(cmd, binary, path, scratch):
         return [binary, "export", "--format", "folded", path]
     if cmd == "report":
         return [binary, "report", path, "-o", os.path.join(scratch, "report")]
-    if cmd == "baseline":  # into the scratch directory, never results/baseline.h5
+    if cmd == "baseline":  # into the scratch directory, never results/baselines/
         return [binary, "baseline", "--force", "--to", os.path.join(scratch, "b.h5"), path]
     return [binary, cmd, path]
 

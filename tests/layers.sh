@@ -5,7 +5,7 @@
 #   - a folder including a folder on its own line or above (the order below);
 #   - a folder of sources that is in no layer.
 # Run from the repository root (make check runs it through tests/run.sh). README.md
-# "Architecture" draws the same order.
+# "How it works" names the same layers.
 
 # Bottom to top. A folder may include its own and those on lower lines, never one on its
 # line or above: folders on one line are peers and stay independent of each other.
