@@ -98,7 +98,7 @@ const struct opt cmd_run_options[] = {
 	OPT_STRING('s', "sampler", &env.samplers, "LIST",
 		   "samplers, comma separated (see 'sampbench list')"),
 	OPT_STRING('T', "tool", &env.tools, "LIST",
-		   "tools, comma separated: perf-record, gperftools-cpuprofile, bpftrace\n"
+		   "tools, comma separated: the built-in recipes ('sampbench list')\n"
 		   "or a recipe file ./NAME.recipe (docs/tools.md)"),
 	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
 	OPT_CALLBACK('t', "threads", NULL, "LIST", parse_threads,

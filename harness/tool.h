@@ -39,7 +39,8 @@ struct tool {
 	int nneeds;
 };
 
-/* The built-in recipes (perf-record, gperftools-cpuprofile, bpftrace) as recipe text. */
+/* The built-in recipes (perf-record, perf-record-dwarf, gperftools-cpuprofile, bpftrace) as
+ * recipe text: the one list of built-in tools. */
 extern const char tool_builtin_recipes[];
 
 /* Parses recipe text (named file in errors) into out[*n ..max), advancing *n. Returns 0,

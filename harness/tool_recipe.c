@@ -30,6 +30,17 @@ const char tool_builtin_recipes[] =
 	"needs binary perf\n"
 	"needs perf-events\n"
 	"\n"
+	"tool perf-record-dwarf\n"
+	"describe perf record, cpu-clock, DWARF call graphs (16 KiB of stack a sample, unwound "
+	"by perf script)\n"
+	"command perf record -q -e cpu-clock -F {hz} --call-graph dwarf,16384 -o {out}.data -- {cmd} "
+	"&& perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+	"format perf-script\n"
+	"clock cpu\n"
+	"has thread_ids weights stacks\n"
+	"needs binary perf\n"
+	"needs perf-events\n"
+	"\n"
 	"tool gperftools-cpuprofile\n"
 	"describe gperftools' libprofiler preloaded into the target, started by CPUPROFILE\n"
 	"command env CPUPROFILE={out} CPUPROFILE_FREQUENCY={hz} "
@@ -318,8 +329,12 @@ int tool_resolve(const char *spec, struct tool *out, size_t max, size_t *n, char
 		(*n)++;
 		return 0;
 	}
-	snprintf(err, errlen, "unknown tool '%s' (perf-record, gperftools-cpuprofile, bpftrace, "
-		 "or a recipe file: ./NAME.recipe)", spec);
+	/* the names come from the recipes themselves */
+	int off = snprintf(err, errlen, "unknown tool '%s' (", spec);
+	for (size_t i = 0; i < nb && off > 0 && (size_t)off < errlen; i++)
+		off += snprintf(err + off, errlen - (size_t)off, "%s, ", builtin[i].name);
+	if (off > 0 && (size_t)off < errlen)
+		snprintf(err + off, errlen - (size_t)off, "or a recipe file: ./NAME.recipe)");
 	return -1;
 }
 

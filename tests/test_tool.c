@@ -28,6 +28,16 @@
 #include "tests/support/sbrun.h"
 
 
+/* The built-in recipe named name among t[0..n) (the test fails without it). */
+static const struct tool *builtin(const struct tool *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return &t[i];
+	fail_msg("no built-in recipe '%s'", name);
+	return NULL;
+}
+
 static void test_builtin_recipes(void **state)
 {
 	struct tool t[TOOL_MAX];
@@ -37,13 +47,17 @@ static void test_builtin_recipes(void **state)
 
 	assert_int_equal(tool_recipes_parse(tool_builtin_recipes, "built-in", t, TOOL_MAX, &n, err,
 					    sizeof(err)), 0);
-	assert_int_equal(n, 3);
-	assert_string_equal(t[0].name, "perf-record");
-	assert_string_equal(t[0].format->name, "perf-script");
-	assert_int_equal(t[0].as_sampler.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
-	assert_string_equal(t[1].name, "gperftools-cpuprofile");
-	assert_true(t[1].as_sampler.flags & SB_SAMPLER_TICK_DRIVEN);
-	assert_false(t[1].as_sampler.caps & SB_CAP_THREAD_IDS);
+	const struct tool *perf = builtin(t, n, "perf-record");
+	const struct tool *dwarf = builtin(t, n, "perf-record-dwarf");
+	const struct tool *gperf = builtin(t, n, "gperftools-cpuprofile");
+	assert_string_equal(perf->format->name, "perf-script");
+	assert_int_equal(perf->as_sampler.caps, SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS);
+	assert_string_equal(dwarf->format->name, "perf-script");
+	assert_non_null(strstr(dwarf->command, "--call-graph dwarf"));
+	assert_int_equal(dwarf->as_sampler.caps, perf->as_sampler.caps);
+	assert_true(gperf->as_sampler.flags & SB_SAMPLER_TICK_DRIVEN);
+	assert_false(gperf->as_sampler.caps & SB_CAP_THREAD_IDS);
+	assert_non_null(builtin(t, n, "bpftrace"));
 }
 
 /* Each mistake is refused with its line. */
@@ -245,6 +259,14 @@ static void test_perf_record_scored(void **state)
 	tool_scored("perf-record", "perf-record", &perf_bounds);
 }
 
+/* The same with DWARF call graphs: perf copies 16 KiB of each sample's stack and perf
+ * script unwinds it from the binary's CFI; the samples and their threads are perf's. */
+static void test_perf_record_dwarf_scored(void **state)
+{
+	(void)state;
+	tool_scored("perf-record-dwarf", "perf-record-dwarf", &perf_bounds);
+}
+
 /* bpftrace's profile:hz samples each CPU at hz, whatever runs there: rates 0.83-1.14 and
  * thread TVD 0.006-0.078 in 16 runs at 2 threads here at load averages 3-8, and a rate of
  * 1.36 at load 11 (other processes' short bursts escape the CPU's timer, a busy target's
@@ -364,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_run_lines_aligned),
 		cmocka_unit_test(test_list_shows_tools),
 		cmocka_unit_test(test_perf_record_scored),
+		cmocka_unit_test(test_perf_record_dwarf_scored),
 		cmocka_unit_test(test_perf_attach_scored),
 		cmocka_unit_test(test_bpftrace_scored),
 		cmocka_unit_test(test_gperftools_cpuprofile_scored),
