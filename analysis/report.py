@@ -10,13 +10,13 @@ python3-h5py, python3-numpy and python3-matplotlib.
 import argparse
 import html
 import os
-import signal
 import subprocess
 import sys
-import time
 import warnings
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "report"))
+import sbfile  # noqa: E402  (analysis/sbfile.py: the one reader of results files)
 import verdict  # noqa: E402  (analysis/report/: the gate's verdict, the head-to-head)
 import versus  # noqa: E402
 
@@ -26,16 +26,16 @@ def die(msg, code=2):
     sys.exit(code)
 
 
-np = h5py = plt = Patch = None  # imported by main() once the arguments are checked
+np = plt = Patch = None  # imported by main() once the arguments are checked
 
 
 def import_modules(plotting):
-    """numpy and h5py to read the files; matplotlib (slow to import) only with plotting,
-    once the files are read, so a refused file is answered at once."""
-    global np, h5py, plt, Patch
+    """numpy and h5py (sbfile) to read the files; matplotlib (slow to import) only with
+    plotting, once the files are read, so a refused file is answered at once."""
+    global np, plt, Patch
+    sbfile.import_h5py()
     try:
         import numpy as np
-        import h5py
         if plotting:
             import matplotlib
             matplotlib.use("Agg")
@@ -58,152 +58,12 @@ MIN_EXPECTED = 30      # cells expecting fewer samples are too small to judge a 
 OVERHEAD_TOL = 0.05    # throughput loss above this
 
 FIRST = ["itimer", "mach"]  # the comparison the report is for, then the others
-SCORED = ("ok", "lossy")  # statuses whose runs have metrics (core/run.h)
+SCORED = sbfile.SCORED
 
 
 # ---------------------------------------------------------------- loading
 
-def text(v):
-    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-
-
-SCHEMAS = (1, 2)  # results schema versions this report reads (docs/hdf5.md)
-
-
-def host_tables(loc):
-    """({fact: value}, [calibration rows]) of an HDF5 file or run group; empty when it has
-    none (schema 1, a run of the root's host)."""
-    facts, calib = {}, []
-    if "host_facts" in loc:
-        facts = {text(row["name"]): float(row["value"]) for row in loc["host_facts"][:]}
-    if "calibration" in loc:
-        calib = [{k: text(row[k]) for k in loc["calibration"].dtype.names}
-                 for row in loc["calibration"][:]]
-    return facts, calib
-
-
-def run_host(g, attrs, root_tables):
-    """The host a run group records (a merged file holds runs of several): its attributes,
-    its own facts and calibration, else the root's when it names the root's host and
-    fingerprint (h5io.h, h5_read_hosts)."""
-    h = {k: attrs.get(k) for k in ("host", "fingerprint", "kernel", "nproc", "tick_hz",
-                                   "git_rev", "compiler")}
-    if g is not None:
-        h.update({k: text(g.attrs[k]) for k in h if k in g.attrs})
-    if g is not None and "host_facts" in g:
-        h["facts"], h["calib"] = host_tables(g)
-    elif (h["host"], h["fingerprint"]) == (attrs.get("host"), attrs.get("fingerprint")):
-        h["facts"], h["calib"] = root_tables
-    else:
-        h["facts"], h["calib"] = {}, []
-    # a host is a machine class, as the gate groups them (analysis/gate_eval.c)
-    h["key"] = h["fingerprint"] or h["host"]
-    return h
-
-
-def load_file(path):
-    """Host facts and runs of one file; any problem is one line and exit 2 (die)."""
-    try:
-        f = h5py.File(path, "r")
-    except Exception as e:  # OSError, and anything h5py raises on a damaged superblock
-        die(f"cannot read {path}: {(str(e).splitlines() or ['not an HDF5 file'])[0]}")
-    runs = []
-    try:
-        with f:
-            attrs = {k: text(v) for k, v in f.attrs.items()}
-            if attrs.get("schema_version") not in SCHEMAS:
-                die(f"cannot read {path}: schema_version {attrs.get('schema_version')}, "
-                    f"want {' or '.join(map(str, SCHEMAS))}")
-            if "runs" not in f:
-                die(f"cannot read {path}: no /runs table")
-            attrs["file"] = os.path.basename(path)
-            root_tables = host_tables(f)
-            table = f["runs"][:]
-            for row in table:
-                r = {k: text(row[k]) for k in table.dtype.names}
-                r["tick_hz"], r["nproc"], r["file"] = attrs["tick_hz"], attrs["nproc"], path
-                g = f.get(r["group"])
-                r["host"] = run_host(g, attrs, root_tables)
-                if r["status"] in SCORED and g is not None:
-                    s = g["samples"][:]
-                    r["stop_ns"] = s["stop_latency_ns"].astype(float)
-                    r["window_ns"] = s["suspend_window_ns"].astype(float)
-                    r["thread_rows"] = g["threads"][:]
-                runs.append(r)
-    except SystemExit:
-        raise
-    except Exception as e:  # a damaged or foreign file: KeyError, ValueError, OSError, ...
-        msg = (str(e).splitlines() or [type(e).__name__])[0]
-        die(f"cannot read {path}: damaged or not a sampbench results file ({msg})")
-    return attrs, runs
-
-
-def check_readable(path):
-    """Reads path once in a child process first: libhdf5 may crash or loop on a damaged
-    file (schema 1 files have no checksums), and the report must answer with one line and
-    exit 2, never a signal or a hang. Returns when the child read it cleanly."""
-    limit = 5 + os.path.getsize(path) / 1e6  # s: 5 s, plus 1 s per MB
-    sys.stdout.flush()
-    sys.stderr.flush()
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(rfd)
-        os.dup2(wfd, 2)  # its line, and whatever glibc or libhdf5 print: the parent sorts
-        code = 0
-        try:
-            load_file(path)
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 2
-        except BaseException:
-            code = 2
-        sys.stderr.flush()
-        os._exit(code)
-    os.close(wfd)
-    os.set_blocking(rfd, False)
-    said = b""
-    deadline = time.monotonic() + limit
-    while True:
-        try:
-            said += os.read(rfd, 65536)
-        except BlockingIOError:
-            pass
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(rfd)
-            die(f"cannot read {path}: damaged file (its HDF5 reader did not finish "
-                f"in {limit:.0f} s)")
-        time.sleep(0.01)
-    try:
-        said += os.read(rfd, 65536)
-    except BlockingIOError:
-        pass
-    os.close(rfd)
-    if os.WIFSIGNALED(status):
-        die(f"cannot read {path}: damaged file (its HDF5 reader was killed by "
-            f"{signal.Signals(os.WTERMSIG(status)).name})")
-    if os.WEXITSTATUS(status) != 0:
-        ours = [l for l in said.decode("utf-8", "replace").splitlines()
-                if l.startswith("sampbench: ")]
-        if ours:
-            print(ours[-1], file=sys.stderr)
-            sys.exit(os.WEXITSTATUS(status))
-        die(f"cannot read {path}: damaged file")
-
-
-def load(paths):
-    """Host facts per file and one dict per run (runs row + samples + threads)."""
-    hosts, runs = [], []
-    for path in paths:
-        check_readable(path)
-        attrs, file_runs = load_file(path)
-        hosts.append(attrs)
-        runs.extend(file_runs)
-    return hosts, runs
+load = sbfile.load
 
 
 def sampler_order(runs):
@@ -929,7 +789,8 @@ def build(paths, outdir, history=None, history_metrics=None):
            "libprofiler) against mach and mach-idle (stop each thread, read its registers, "
            "walk its stack); ctimer, gperftools-pt, perf and ptrace in grey as context. Mean "
            "± twice the standard error over repetitions, per cell.", "caption")
-    if not versus.section(page, table, cells(runs), hz_fixed):
+    tables = sbfile.sampler_tables(os.environ.get("SAMPBENCH_BIN") or "sampbench")
+    if not versus.section(page, table, cells(runs), hz_fixed, tables):
         page.p("no cell has both a process-wide CPU timer (itimer, gperftools) and a "
                "suspend sampler (mach, mach-idle)", "note")
     page.section("host", "Runs")
