@@ -156,6 +156,11 @@ class Page:
     def has(self, *smps):
         return [x for x in smps if x in self.samplers]
 
+    def clock(self, clock):
+        """The page's samplers whose table class has this clock ("cpu", "wall")."""
+        cls = {c["name"]: c for c in self.s.get("samplers", [])}
+        return [x for x in self.samplers if cls.get(x, {}).get("clock") == clock]
+
 
 def footprint(p, w, src):
     """The footprint table: what each sampler cost the process and changed in it."""
@@ -302,7 +307,7 @@ def render(s):
       "far shorter than the tick) rate_accuracy was "
       + ", ".join(f"{x} {p.f(x, 'syscall', 2, 'rate_accuracy')}" for x in cpu)
       + "; the wall samplers' wall rate " + ", ".join(
-          f"{x} {p.f(x, 'syscall', 2, 'wall_rate_accuracy')}" for x in p.has("mach", "mach-idle", "ptrace"))
+          f"{x} {p.f(x, 'syscall', 2, 'wall_rate_accuracy')}" for x in p.clock("wall"))
       + ". Short threads are the same mechanism: on `churn` (threads living 1–20 ms) rate_accuracy "
       "with 2 / 8 threads at a time was " + ", ".join(
           f"{x} {p.f(x, 'churn', 2, 'rate_accuracy')} / {p.f(x, 'churn', 8, 'rate_accuracy')}"
@@ -325,7 +330,7 @@ def render(s):
     w("| sampler | balanced 2t | × floor | hotspot 2t | skewed 2t | balanced 8t rate, p99 | "
       "syscall 2t EINTR per 1k, wall rate |")
     w("|---|---|---|---|---|---|---|")
-    for x in p.has("mach", "mach-idle", "ptrace"):
+    for x in p.clock("wall"):
         p99 = p.v(x, "balanced", 2, "suspend_window_p99_ns")
         ratio = "–" if p99 is None or not busy else f"{p99 / 1e3 / busy:.2f}"
         w(f"| {x} | {p.us(x, 'balanced', 2, 'suspend_window_p50_ns')} / "
