@@ -206,6 +206,7 @@ static void test_every_in_process_sampler(void **state)
 		strncat(want, "spin: 2 threads done\n", sizeof(want) - strlen(want) - 1);
 	}
 	assert_true(k >= 1);
+	fprintf(stderr, "  exec --sampler %s\n", list);
 	exec_read(ARGS("exec", "--sampler", list, "-o", out_h5("inproc"), "--", spin, "2", "0.3"),
 		  want, err, sizeof(err), &runs, &n);
 	assert_int_equal(n, k);
