@@ -296,9 +296,9 @@ clean:
 # Never sanitized: an ASan-built .so cannot be preloaded into a program built without it,
 # and the plugin is loaded into such programs by the agent too.
 AGENT      := $(BUILD)/libsampbench-agent.so
-AGENT_SRCS := agent/agent.c \
-              $(addprefix sampler/,plugin.c itimer.c ctimer.c sigsample.c mach.c registry.c registry_linux.c \
-                thread_ctl_linux.c fpwalk.c threads.c gperftools.c cpuprofile.c table.c) \
+# The whole sampler table (sampler/table_linux.c): the agent carries the entries flagged
+# SB_SAMPLER_IN_PROCESS, so a new in-process sampler needs no line here.
+AGENT_SRCS := agent/agent.c $(filter-out %_darwin.c,$(wildcard sampler/*.c)) \
               core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
 EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so $(BUILD)/examples/expect/split

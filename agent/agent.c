@@ -49,35 +49,30 @@
 #define SB_AGENT_EXPORT __attribute__((visibility("default")))
 #define AGENT_MAX_TASKS 256 /* threads alive at start that we compare before/after */
 
-extern const struct sampler sampler_itimer, sampler_ctimer, sampler_mach;
-extern const struct sampler sampler_gperftools, sampler_gperftools_pt;
-
 int sb_reg_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg);
 
-static int sigprof_signo(void)
+/* The agent links the platform's sampler table (sampler/table_linux.c) and carries the
+ * entries flagged SB_SAMPLER_IN_PROCESS; each one's signal hook names the signal it owns. */
+
+/* The in-process sampler named name, or NULL. */
+static const struct sampler *agent_builtin(const char *name)
 {
-	return SIGPROF;
+	const struct sampler *s = sampler_find(name);
+
+	return sampler_in_process(s) ? s : NULL;
 }
 
-/* The in-process samplers and the signal each one owns (0: none we know of). */
-static const struct agent_sampler {
-	const struct sampler *s;
-	int (*signo)(void);
-} agent_samplers[] = {
-	{ &sampler_mach, tc_signo },
-	{ &sampler_itimer, sigprof_signo },
-	{ &sampler_ctimer, sigprof_signo },
-	{ &sampler_gperftools, sigprof_signo },
-	{ &sampler_gperftools_pt, sigprof_signo },
-};
+/* Writes the names of the in-process samplers, comma-separated, into buf (len bytes). */
+static void agent_builtin_names(char *buf, size_t len)
+{
+	size_t n = 0;
 
-/* The agent's sampler table, for sampler/table.c's lookups (plugin.c): the same
- * samplers as agent_samplers, which adds the signal each one owns. */
-const struct sampler *const sb_sampler_table[] = {
-	&sampler_mach, &sampler_itimer, &sampler_ctimer, &sampler_gperftools,
-	&sampler_gperftools_pt, NULL,
-};
+	buf[0] = 0;
+	for (size_t i = 0; sampler_at(i) && n < len; i++)
+		if (sampler_in_process(sampler_at(i)))
+			n += snprintf(buf + n, len - n, "%s, ", sampler_at(i)->name);
+}
 
 static struct {
 	struct sb_exec_shm *shm;
@@ -489,11 +484,9 @@ __attribute__((constructor)) static void agent_init(void)
 	}
 	A.signo = 0;
 	A.s = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(agent_samplers); i++)
-		if (strcmp(agent_samplers[i].s->name, name) == 0) {
-			A.s = agent_samplers[i].s;
-			A.signo = agent_samplers[i].signo();
-		}
+	A.s = agent_builtin(name);
+	if (A.s && A.s->signal)
+		A.signo = A.s->signal();
 	if (!A.s && plugin_is_path(name)) {
 		A.s = plugin_load(name, err, sizeof(err));
 		if (!A.s) {
@@ -502,8 +495,10 @@ __attribute__((constructor)) static void agent_init(void)
 		}
 	}
 	if (!A.s) {
-		agent_fail("sampler '%s' cannot run in-process%s", name,
-			   " (in the agent: mach, itimer, ctimer, gperftools, gperftools-pt, plugins)");
+		char names[256];
+		agent_builtin_names(names, sizeof(names));
+		agent_fail("sampler '%s' cannot run in-process (in the agent: %splugins)", name,
+			   names);
 		goto out;
 	}
 	if (A.s->available && A.s->available(why, sizeof(why)) != 0) {

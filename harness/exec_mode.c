@@ -15,20 +15,14 @@ static const struct {
 	{ "perf", &exec_perf_mode },
 };
 
-/* In-process samplers the agent carries (plugins too). */
-static const char *const in_agent[] = { "mach", "itimer", "ctimer", "gperftools",
-					"gperftools-pt" };
-
+/* The agent carries plugins and the in-process built-ins (SB_SAMPLER_IN_PROCESS). */
 const struct exec_mode *exec_mode_of(const struct sampler *s)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(outside); i++)
 		if (!strcmp(outside[i].name, s->name))
 			return outside[i].mode;
-	if (plugin_path(s))
+	if (plugin_path(s) || sampler_in_process(s))
 		return &exec_agent_mode;
-	for (size_t i = 0; i < ARRAY_SIZE(in_agent); i++)
-		if (!strcmp(in_agent[i], s->name))
-			return &exec_agent_mode;
 	return NULL;
 }
 

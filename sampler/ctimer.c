@@ -151,10 +151,11 @@ const struct sampler sampler_ctimer = {
 	.description = "per-thread timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID (Go)",
 	.clock = SB_CLOCK_CPU,
 	.caps = SB_CAPS_PER_THREAD_FULL,
-	.flags = SB_SAMPLER_TICK_DRIVEN,
+	.flags = SB_SAMPLER_TICK_DRIVEN | SB_SAMPLER_IN_PROCESS,
 	.start = ctimer_start,
 	.stop = ctimer_stop,
 	.stats = ctimer_stats,
 	.thread_start = ctimer_thread_start,
 	.thread_stop = ctimer_thread_stop,
+	.signal = sigsample_sigprof,
 };

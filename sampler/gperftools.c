@@ -35,6 +35,7 @@
 #include "core/util.h"
 #include "sampler/cpuprofile.h"
 #include "sampler/sampler.h"
+#include "sampler/sigsample.h"
 #include "sampler/threads.h"
 
 #define GP_LIB "libprofiler.so.0"
@@ -447,11 +448,12 @@ const struct sampler sampler_gperftools = {
 	.description = "gperftools libprofiler, process-wide setitimer(ITIMER_PROF)",
 	.clock = SB_CLOCK_CPU,
 	.caps = SB_CAP_PROCESS_WIDE | SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS,
-	.flags = SB_SAMPLER_TICK_DRIVEN,
+	.flags = SB_SAMPLER_TICK_DRIVEN | SB_SAMPLER_IN_PROCESS,
 	.available = gp_available,
 	.start = gp_start,
 	.stop = gp_stop,
 	.stats = gp_stats,
+	.signal = sigsample_sigprof,
 };
 
 const struct sampler sampler_gperftools_pt = {
@@ -459,10 +461,11 @@ const struct sampler sampler_gperftools_pt = {
 	.description = "gperftools libprofiler, CPUPROFILE_PER_THREAD_TIMERS (timer_create)",
 	.clock = SB_CLOCK_CPU,
 	.caps = SB_CAP_THREAD_IDS | SB_CAP_WEIGHTS | SB_CAP_STACKS,
-	.flags = SB_SAMPLER_TICK_DRIVEN,
+	.flags = SB_SAMPLER_TICK_DRIVEN | SB_SAMPLER_IN_PROCESS,
 	.available = gp_available,
 	.start = gp_pt_start,
 	.stop = gp_stop,
 	.stats = gp_stats,
 	.thread_start = gp_pt_thread_start,
+	.signal = sigsample_sigprof,
 };

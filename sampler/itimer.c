@@ -84,8 +84,9 @@ const struct sampler sampler_itimer = {
 	.description = "setitimer(ITIMER_PROF) + SIGPROF, process-wide (gperftools, old Go)",
 	.clock = SB_CLOCK_CPU,
 	.caps = SB_CAPS_PROCESS_SIGNAL,
-	.flags = SB_SAMPLER_TICK_DRIVEN,
+	.flags = SB_SAMPLER_TICK_DRIVEN | SB_SAMPLER_IN_PROCESS,
 	.start = itimer_start,
 	.stop = itimer_stop,
 	.stats = itimer_stats,
+	.signal = sigsample_sigprof,
 };

@@ -1015,10 +1015,11 @@ const struct sampler sampler_mach = {
 		       "(Darwin thread_suspend; Linux signal rendezvous)",
 	.clock = SB_CLOCK_WALL,
 	.caps = SB_CAPS_PER_THREAD_FULL,
-	.flags = 0,
+	.flags = SB_SAMPLER_IN_PROCESS,
 	.available = mach_available,
 	.start = mach_start,
 	.stop = mach_stop,
 	.stats = mach_stats,
 	.thread_start = mach_thread_start,
+	.signal = tc_signo,
 };

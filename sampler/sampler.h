@@ -29,6 +29,7 @@ enum sb_sampler_flags {
 	SB_SAMPLER_TICK_DRIVEN = 1u << 2, /* rate capped by the kernel tick (CONFIG_HZ) */
 	SB_SAMPLER_BASELINE = 1u << 3,    /* takes no samples: the `none` reference */
 	SB_SAMPLER_TEST = 1u << 4,        /* internal test sampler, hidden from `list` */
+	SB_SAMPLER_IN_PROCESS = 1u << 5,  /* runs inside any program: exec's agent carries it */
 };
 
 /* What a sampler is, for the gate's class rules (docs/gate.md "Classes"): what it claims
@@ -94,6 +95,10 @@ struct sampler {
 	 * itself and before it starts work (thread_start) / after its work (thread_stop). */
 	void (*thread_start)(int index);
 	void (*thread_stop)(int index);
+	/* Optional, for SB_SAMPLER_IN_PROCESS samplers: the signal the sampler owns in the
+	 * sampled process (exec's agent keeps the program from blocking or taking it over).
+	 * NULL: it owns none. */
+	int (*signal)(void);
 };
 
 /* The platform's table of samplers, NULL-terminated (table_linux.c, table_darwin.c). */
@@ -103,6 +108,9 @@ extern const struct sampler *const sb_sampler_table[];
 const struct sampler *sampler_find(const char *name);
 /* Iterates the table: sampler_at(0), sampler_at(1), ... until NULL. */
 const struct sampler *sampler_at(size_t i);
+/* Whether s runs inside a sampled program (exec's agent): a built-in flagged
+ * SB_SAMPLER_IN_PROCESS. Plugins are asked by plugin_path(), not here. */
+int sampler_in_process(const struct sampler *s);
 
 /* The sampler the current process runs (set by the harness before start), so workload
  * threads can call its hooks. NULL when none. */

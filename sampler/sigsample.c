@@ -2,6 +2,7 @@
 #include "sampler/sigsample.h"
 
 #include <errno.h>
+#include <signal.h>
 
 #include "core/util.h"
 #include "sampler/fpwalk.h"
@@ -55,4 +56,9 @@ int sigsample_stats(const struct sigsample_counters *c, struct sb_stat *out, int
 	for (; n < max && n < (int)ARRAY_SIZE(st); n++)
 		out[n] = st[n];
 	return n;
+}
+
+int sigsample_sigprof(void)
+{
+	return SIGPROF;
 }

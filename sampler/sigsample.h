@@ -25,4 +25,8 @@ void sigsample_record(struct sb_sink *sink, const void *ucp, uint64_t t0, double
 /* Writes the counters as stats; returns how many (at most max). */
 int sigsample_stats(const struct sigsample_counters *c, struct sb_stat *out, int max);
 
+/* SIGPROF: the signal of the setitimer and timer_create samplers (struct sampler's
+ * signal hook). */
+int sigsample_sigprof(void);
+
 #endif

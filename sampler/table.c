@@ -29,3 +29,8 @@ const struct sampler *sampler_find(const char *name)
 			return sb_sampler_table[i];
 	return NULL;
 }
+
+int sampler_in_process(const struct sampler *s)
+{
+	return s && (s->flags & SB_SAMPLER_IN_PROCESS) != 0;
+}

@@ -28,6 +28,17 @@ if [ -z "$files" ]; then
 	exit 2
 fi
 
+# Python reads results files through analysis/sbfile.py alone: no other file imports h5py.
+pyfiles=$(git ls-files --cached --others --exclude-standard '*.py' 2>/dev/null) ||
+	pyfiles=$(find . -name 'build*' -prune -o -name '*.py' -print | sed 's|^\./||')
+for f in $pyfiles; do
+	[ "$f" = analysis/sbfile.py ] && continue
+	if grep -qE '^[[:space:]]*(import|from)[[:space:]]+h5py' "$f"; then
+		echo "layers: $f imports h5py (read results files through analysis/sbfile.py)"
+		exit 1
+	fi
+done
+
 # shellcheck disable=SC2086 # the file list is one name per word
 printf '%s\n' $files | awk -v layers="$LAYERS" -v top="$TOP" '
 BEGIN {

@@ -28,6 +28,7 @@
 
 #include "core/run.h"
 #include "results/h5io.h"
+#include "harness/exec_mode.h"
 #include "sampler/sampler.h"
 
 #define BIG_THREAD_NS 100000000ull /* threads with >= 100 ms of CPU must have samples */
@@ -175,6 +176,47 @@ static void test_spin_mach_ctimer_perf(void **state)
 	assert_string_equal(runs[0].sampler, "mach");
 	assert_string_equal(runs[2].sampler, "perf");
 	assert_non_null(strstr(runs[0].workload, "spin 3 0.4"));
+	free_runs(runs, n);
+}
+
+/* The table walk for exec: every built-in flagged SB_SAMPLER_IN_PROCESS (and usable here)
+ * samples a short program through the agent, in table order, and the file holds an ok run
+ * of each with samples. A new in-process sampler is exercised here without a new line. */
+static void test_every_in_process_sampler(void **state)
+{
+	(void)state;
+	char list[512] = "", want[2048] = "", err[16384];
+	const char *names[64];
+	size_t k = 0, n;
+	struct sb_run *runs;
+
+	for (size_t i = 0; sampler_at(i) && k < 64; i++) {
+		const struct sampler *s = sampler_at(i);
+		char why[256];
+		if (!sampler_in_process(s))
+			continue;
+		assert_ptr_equal(exec_mode_of(s), &exec_agent_mode);
+		if (s->available && s->available(why, sizeof(why)) != 0) {
+			fprintf(stderr, "%s: not available here: %s\n", s->name, why);
+			continue;
+		}
+		names[k++] = s->name;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k > 1 ? "," : "",
+			 s->name);
+		strncat(want, "spin: 2 threads done\n", sizeof(want) - strlen(want) - 1);
+	}
+	assert_true(k >= 1);
+	fprintf(stderr, "  exec --sampler %s\n", list);
+	exec_read(ARGS("exec", "--sampler", list, "-o", out_h5("inproc"), "--", spin, "2", "0.3"),
+		  want, err, sizeof(err), &runs, &n);
+	assert_int_equal(n, k);
+	for (size_t i = 0; i < n; i++) {
+		if (runs[i].status != SB_RUN_OK)
+			fprintf(stderr, "%s: %s\n", runs[i].sampler, runs[i].reason);
+		assert_string_equal(runs[i].sampler, names[i]);
+		assert_int_equal(runs[i].status, SB_RUN_OK);
+		assert_true(runs[i].nsamples > 0);
+	}
 	free_runs(runs, n);
 }
 
@@ -623,7 +665,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_spin_mach_ctimer_perf),
-		cmocka_unit_test(test_spin_gperftools),
+		cmocka_unit_test(test_every_in_process_sampler), cmocka_unit_test(test_spin_gperftools),
 		cmocka_unit_test(test_exit_code_passes_through),
 		cmocka_unit_test(test_program_signal_handler_wins),
 		cmocka_unit_test(test_plugin_under_exec),

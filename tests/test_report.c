@@ -124,6 +124,20 @@ static void test_report_complete(void **state)
 		assert_int_equal(rc, 0);
 		assert_non_null(strstr(out, "median |rate error| mach "));
 		assert_non_null(strstr(out, "%, itimer "));
+		/* the head-to-head table of a cell shows every sampler the file ran there: its
+		 * groups come from the sampler table's classes, not from a list of names */
+		rc = sh(out, sizeof(out), "grep -A1 '<h3>skewed, 4 threads, 200 Hz</h3>' "
+			"%s/index.html | tail -1", out_dir);
+		assert_int_equal(rc, 0);
+		char *copy = strdup(samplers_run), *save = NULL;
+		assert_non_null(copy);
+		for (char *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			char th[64];
+			snprintf(th, sizeof(th), "<th>%s</th>", s);
+			if (!strstr(out, th))
+				fail_msg("the head-to-head table lacks %s:\n%s", s, out);
+		}
+		free(copy);
 	}
 }
 

@@ -102,19 +102,38 @@ static int usable(const char *name)
 	return 1;
 }
 
+/* Every workload in the table declares its expected chain; the test sampler is hidden. */
 static void test_registered(void **state)
 {
 	(void)state;
-	static const char *const names[] = { "mixed", "churn", "deep", "hotspot", "syscall",
-					     "malloclock" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct workload *w = workload_find(names[i]);
-		assert_non_null(w);
-		assert_non_null(w->chain[0]); /* every workload declares its expected chain */
-	}
+	assert_non_null(workload_at(0));
+	for (size_t i = 0; workload_at(i); i++)
+		assert_non_null(workload_at(i)->chain[0]);
 	const struct sampler *b = sampler_find("test-malloc-in-handler");
 	assert_non_null(b);
 	assert_true(b->flags & SB_SAMPLER_TEST); /* hidden from `list` */
+}
+
+/* The table walk for run: every registered sampler usable here (test samplers aside)
+ * takes a short run of balanced, scored, with samples unless it is the baseline, which
+ * takes none. A new sampler is exercised here without a new line. */
+static void test_every_sampler(void **state)
+{
+	(void)state;
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+
+	for (size_t i = 0; sampler_at(i); i++) {
+		const struct sampler *s = sampler_at(i);
+		if ((s->flags & SB_SAMPLER_TEST) || !usable(s->name))
+			continue;
+		run_ok(s->name, "balanced", 2, 250, 0.2, 0, &r);
+		print_message("%-16s %zu samples\n", s->name, r.nsamples);
+		if (s->flags & SB_SAMPLER_BASELINE)
+			assert_int_equal(r.nsamples, 0);
+		else
+			assert_true(r.nsamples > 0);
+		run_free(&r);
+	}
 }
 
 static void test_mixed(void **state)
@@ -457,9 +476,8 @@ static void test_oversubscribed(void **state)
 {
 	(void)state;
 	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
-	static const char *const names[] = { "mixed", "deep", "hotspot", "syscall", "malloclock" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		run_ok("none", names[i], 6, 250, 0.3, 20, &r);
+	for (size_t i = 0; workload_at(i); i++) {
+		run_ok("none", workload_at(i)->name, 6, 250, 0.3, 20, &r);
 		run_free(&r);
 	}
 }
@@ -472,6 +490,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hotspot, free_live_run),     cmocka_unit_test_teardown(test_syscall, free_live_run),
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
 		cmocka_unit_test(test_helper_cpu_counted),
+		cmocka_unit_test_teardown(test_every_sampler, free_live_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

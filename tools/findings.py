@@ -22,15 +22,6 @@ import os
 import statistics
 import sys
 
-METRICS = ("rate_accuracy", "thread_tvd", "magnitude_error", "wall_rate_accuracy",
-           "stop_latency_p50_ns", "suspend_window_p50_ns", "suspend_window_p99_ns",
-           "sampler_cpu_fraction", "stack_correct_fraction", "function_tvd",
-           "offcpu_sample_fraction", "offcpu_true_fraction", "eintr_per_1k_samples", "overhead",
-           "suspend_window_max_ns", "window_observed_p50_ns", "window_observed_p99_ns",
-           "window_observed_max_ns", "window_unreported_p50_ns", "pause_p99_ns",
-           "pause_excess_fraction", "function_misfit", "stack_unwalkable_fraction",
-           "sampler_cpu_measured_fraction", "sampler_cpu_unreported_fraction", "rss_peak_excess_bytes",
-           "rss_growth_bytes_per_s", "integrity_violations", "stack_peak_bytes")
 FLOORS = ("syscall", "thread_cpu_clock", "futex_cross", "futex_same", "signal_cross",
           "rendezvous", "rendezvous_busy", "rendezvous_busy_observed", "ptrace_interrupt")
 
@@ -44,39 +35,53 @@ def text(b):
     return b.decode() if isinstance(b, bytes) else str(b)
 
 
+def sbfile():
+    """analysis/sbfile.py, the one reader of results files (it alone imports h5py)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "analysis"))
+    import sbfile as mod
+    mod.PROG = "findings"
+    return mod
+
+
+def sampbench_bin():
+    """$SAMPBENCH_BIN, else build/sampbench of this tree."""
+    return os.environ.get("SAMPBENCH_BIN") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "sampbench")
+
+
 def summarize(path, gate_path, scaling_path):
-    try:
-        import h5py
-    except ImportError:
-        fail("h5py missing (apt-get install python3-h5py)")
-    try:
-        f = h5py.File(path, "r")
-        runs = f["runs"][:]
-        calib = f["calibration"][:]
-    except (OSError, KeyError) as e:
-        fail(f"cannot read '{path}': {e}")
-    a = {k: text(v) for k, v in f.attrs.items()}
+    sb = sbfile()
+    sb.check_readable(path)
+    a, runs = sb.load_file(path, samples=False)
+    floors = a["root_tables"][1]
+    a = {k: text(v) for k, v in a.items() if k != "root_tables"}
     out = {"file": os.path.basename(path),
            "git_rev": a.get("git_rev", "unknown"), "created": a.get("created", ""),
            "profile": a.get("matrix_profile", ""), "fingerprint": a.get("fingerprint", ""),
            "kernel": a.get("kernel", ""), "tick_hz": a.get("tick_hz", ""),
-           "cpus": a.get("nproc", ""), "runs": int(len(runs)),
+           "cpus": a.get("nproc", ""), "runs": len(runs),
            "floors_us": {}, "cells": []}
-    for c in calib:
-        name = text(c["name"])
-        if text(c["phase"]) == "start" and c["n"] > 0 and name in FLOORS:
-            out["floors_us"][name] = [round(c["p50_ns"] / 1e3, 2), round(c["p99_ns"] / 1e3, 2)]
+    # the table's samplers in order, with their class: render orders the page by it
+    out["samplers"] = [{k: c[k] for k in ("name", "clock", "flags", "caps")}
+                       for c in sb.sampler_tables(sampbench_bin())["samplers"]]
+    for c in floors:
+        name = c["name"]
+        if c["phase"] == "start" and int(c["n"]) > 0 and name in FLOORS:
+            out["floors_us"][name] = [round(float(c["p50_ns"]) / 1e3, 2),
+                                      round(float(c["p99_ns"]) / 1e3, 2)]
     cells = {}
     for r in runs:
-        key = (text(r["sampler"]), text(r["workload"]), int(r["threads"]), float(r["hz"]))
-        if text(r["variant"]):
+        if r["variant"]:
             continue
-        cells.setdefault(key, []).append(r)
+        cells.setdefault((r["sampler"], r["workload"], int(r["threads"]), float(r["hz"])),
+                         []).append(r)
     for (smp, wl, thr, hz), rows in sorted(cells.items()):
-        ok = [r for r in rows if text(r["status"]) in ("ok", "lossy")]
+        ok = [r for r in rows if r["status"] in sb.SCORED]
         med = {}
-        for m in METRICS:
-            vals = [float(r[m]) for r in ok if m in r.dtype.names and not math.isnan(float(r[m]))]
+        for m in sb.metric_columns(rows[0]):
+            col = m if m in rows[0] else "metric_" + m
+            vals = [float(r[col]) for r in ok if not math.isnan(float(r[col]))]
             if vals:
                 med[m] = round(statistics.median(vals), 6)
         out["cells"].append({"sampler": smp, "workload": wl, "threads": thr, "hz": hz,
@@ -99,17 +104,33 @@ def summarize(path, gate_path, scaling_path):
     return out
 
 
+def sampler_order(s):
+    """The samplers of a summary's cells as the page lists them: CPU clocks before wall
+    ones, process-wide before per-thread, then by reach (the agent's in-process samplers,
+    the others, external ones last), then table order
+    (the summary's "samplers", from `sampbench list --json`); the baseline, faults and
+    test samplers left out. Names the table did not have (a plugin) follow, sorted."""
+    table = s.get("samplers", [])
+    order = {c["name"]: i for i, c in enumerate(table)}
+    cls = {c["name"]: c for c in table}
+    skip = {c["name"] for c in table if {"baseline", "fault", "test"} & set(c["flags"])}
+    names = {c["sampler"] for c in s["cells"]} - skip
+
+    def key(n):
+        c = cls[n]
+        return (c["clock"] == "wall", "process-wide" not in c["caps"],
+                "external" in c["flags"], "in-process" not in c["flags"], order[n])
+    known = sorted((n for n in names if n in cls), key=key)
+    return known + sorted(names - set(known))
+
+
 class Page:
     """Medians of a summary, formatted; '–' where a cell or metric is missing."""
 
     def __init__(self, s):
         self.s = s
         self.cells = {(c["sampler"], c["workload"], c["threads"], c["hz"]): c for c in s["cells"]}
-        order = ("itimer", "gperftools", "ctimer", "gperftools-pt", "perf", "mach", "mach-idle",
-                 "ptrace")
-        names = {c["sampler"] for c in s["cells"]
-                 if c["sampler"] != "none" and not c["sampler"].startswith("fault-")}
-        self.samplers = [x for x in order if x in names] + sorted(names - set(order))
+        self.samplers = sampler_order(s)
 
     def v(self, smp, wl, thr, k, hz=100.0):
         c = self.cells.get((smp, wl, thr, hz))
@@ -134,6 +155,11 @@ class Page:
 
     def has(self, *smps):
         return [x for x in smps if x in self.samplers]
+
+    def clock(self, clock):
+        """The page's samplers whose table class has this clock ("cpu", "wall")."""
+        cls = {c["name"]: c for c in self.s.get("samplers", [])}
+        return [x for x in self.samplers if cls.get(x, {}).get("clock") == clock]
 
 
 def footprint(p, w, src):
@@ -281,7 +307,7 @@ def render(s):
       "far shorter than the tick) rate_accuracy was "
       + ", ".join(f"{x} {p.f(x, 'syscall', 2, 'rate_accuracy')}" for x in cpu)
       + "; the wall samplers' wall rate " + ", ".join(
-          f"{x} {p.f(x, 'syscall', 2, 'wall_rate_accuracy')}" for x in p.has("mach", "mach-idle", "ptrace"))
+          f"{x} {p.f(x, 'syscall', 2, 'wall_rate_accuracy')}" for x in p.clock("wall"))
       + ". Short threads are the same mechanism: on `churn` (threads living 1–20 ms) rate_accuracy "
       "with 2 / 8 threads at a time was " + ", ".join(
           f"{x} {p.f(x, 'churn', 2, 'rate_accuracy')} / {p.f(x, 'churn', 8, 'rate_accuracy')}"
@@ -304,7 +330,7 @@ def render(s):
     w("| sampler | balanced 2t | × floor | hotspot 2t | skewed 2t | balanced 8t rate, p99 | "
       "syscall 2t EINTR per 1k, wall rate |")
     w("|---|---|---|---|---|---|---|")
-    for x in p.has("mach", "mach-idle", "ptrace"):
+    for x in p.clock("wall"):
         p99 = p.v(x, "balanced", 2, "suspend_window_p99_ns")
         ratio = "–" if p99 is None or not busy else f"{p99 / 1e3 / busy:.2f}"
         w(f"| {x} | {p.us(x, 'balanced', 2, 'suspend_window_p50_ns')} / "

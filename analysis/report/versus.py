@@ -4,14 +4,31 @@ For each workload and thread count, the process-wide CPU timers (itimer, gperfto
 the suspend samplers (mach, mach-idle) side by side, the others as context, with mach −
 itimer and its uncertainty over the repetitions, and one sentence per workload saying
 which mechanism is closer to the truth there and why. Numbers are per cell, never pooled
-across cells.
+across cells. The groups come from the sampler table (`sampbench list --json`, by class),
+so every sampler of the file is shown; one the table does not know (a plugin) is context.
 """
 import math
 
-CPU = ["itimer", "gperftools"]
-SUSPEND = ["mach", "mach-idle"]
-CONTEXT = ["ctimer", "gperftools-pt", "perf", "ptrace"]
-WORKLOADS = ["balanced", "skewed", "hotspot", "mixed", "syscall"]
+
+def groups(tables, names):
+    """(cpu, suspend, context) of the sampler names, each in table order: process-wide CPU
+    timers; wall samplers inside the process; the others (the baseline, faults and test
+    samplers left out). tables is `sampbench list --json`."""
+    order = [c["name"] for c in tables["samplers"]]
+    cls = {c["name"]: c for c in tables["samplers"]}
+    names = sorted(names, key=lambda n: (order.index(n) if n in cls else len(order), n))
+    cpu, suspend, context = [], [], []
+    for n in names:
+        c = cls.get(n, {"clock": "", "flags": [], "caps": []})
+        if {"baseline", "fault", "test"} & set(c["flags"]):
+            continue
+        if c["clock"] == "cpu" and "process-wide" in c["caps"]:
+            cpu.append(n)
+        elif c["clock"] == "wall" and "external" not in c["flags"]:
+            suspend.append(n)
+        else:
+            context.append(n)
+    return cpu, suspend, context
 
 # (metric, label, goal): goal 1.0 means closer to 1 is better, "low" / "high" the direction
 METRICS = [
@@ -102,11 +119,15 @@ def reason(workload, get):
     return ""
 
 
-def section(page, table, cells, hz):
+def section(page, table, cells, hz, tables):
     """Writes the head-to-head tables into page from cells ({(sampler, workload, threads,
-    hz): [ok runs]}). Returns how many cells were compared."""
+    hz): [ok runs]}), the samplers grouped and the workloads ordered by tables (`sampbench
+    list --json`). Returns how many cells were compared."""
     shown = 0
-    for w in WORKLOADS:
+    CPU, SUSPEND, CONTEXT = groups(tables, {k[0] for k in cells})
+    present = {k[1] for k in cells}
+    workloads = [w for w in tables["workloads"] if w in present]
+    for w in workloads + sorted(present - set(workloads)):
         for t in sorted({k[2] for k in cells if k[1] == w and k[3] == hz}):
             samplers = [s for s in CPU + SUSPEND + CONTEXT if (s, w, t, hz) in cells]
             if not any(s in samplers for s in CPU) or not any(s in samplers for s in SUSPEND):
