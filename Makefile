@@ -328,7 +328,7 @@ $(BUILD)/examples/%.so: examples/%.c sampler/sampbench_sampler.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -Wl,-z,defs -o $@ $< -lrt
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h $(wildcard tests/plugins/*.h)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -o $@ $<
