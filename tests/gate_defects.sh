@@ -169,6 +169,7 @@ case ${SANITIZE:-} in
 		echo "FAIL runs failed under ThreadSanitizer:" $failed; bad=1
 		grep -i 'failed\|status' "$tmp/bench.log"
 	fi
+	echo "gate_defects ($set_, ThreadSanitizer): judged $judged samplers by the gate"
 	[ $bad -eq 0 ] && echo "gate_defects: skipped: the gate's other judgments (signal-walked" \
 		"stacks are meaningless under ThreadSanitizer); every run but the failing defects' ran"
 	exit $bad ;;
