@@ -336,7 +336,7 @@ $(BUILD)/examples/expect/split: examples/expect/split.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c sampler/sampbench_sampler.h $(wildcard tests/plugins/*.h)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -o $@ $<

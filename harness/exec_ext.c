@@ -354,30 +354,36 @@ struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid)
 	return t ? t : append_tid(tr, tid);
 }
 
-/* A /proc entry and a row are the same thread when their lives overlap: /proc sees a
- * thread at polls inside its life, give or take one poll. */
-#define ROW_MATCH_SLACK_NS 20000000ull
-
+/* A /proc entry and a row are the same thread when the row's life [start, end] meets the
+ * entry's bounds (after_ns, gone_ns): two threads of one tid would need the tid space to
+ * wrap in between. The row's times are the agent's hooks, which may run long after the
+ * thread appeared in /proc (it waits for a CPU, a sanitizer's thread setup) and long
+ * before it leaves: bounds from the polls that did not list it hold whatever the delays,
+ * where a fixed slack around the polls that saw it did not (a TSan build on a loaded
+ * host saw threads 90 ms before their rows began, and counted them twice). */
 int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row)
 {
 	uint32_t state = atomic_load(&row->state);
 	if (state < SB_EXEC_ROW_STARTED || row->tid <= 0)
 		return 0;
-	uint64_t end = state == SB_EXEC_ROW_ENDED ? row->end_ns + ROW_MATCH_SLACK_NS : UINT64_MAX;
+	uint64_t end = state == SB_EXEC_ROW_ENDED ? row->end_ns : UINT64_MAX;
 	struct exec_tid *t = NULL;
 	for (size_t i = tr->n; i-- > 0 && !t;) {
 		struct exec_tid *c = &tr->t[i];
 		if (c->tid != row->tid)
 			continue;
 		/* main's row 0 is rewritten by each image of an execve chain: always its entry */
-		uint64_t last = c->last_ns ? c->last_ns : c->first_ns; /* never read: gone */
+		uint64_t gone = c->gone_ns ? c->gone_ns : UINT64_MAX;
 		if (row->tid == tr->pid ||
-		    (!c->exact && c->first_ns <= end &&
-		     last + ROW_MATCH_SLACK_NS >= row->start_ns))
+		    (!c->exact && c->after_ns <= end && row->start_ns <= gone))
 			t = c;
 	}
-	if (!t && !(t = append_tid(tr, row->tid)))
-		return -1;
+	if (!t) {
+		if (!(t = append_tid(tr, row->tid)))
+			return -1;
+		t->after_ns = row->start_ns; /* a row of its own: its life is the row's */
+		t->gone_ns = state == SB_EXEC_ROW_ENDED ? row->end_ns : 0;
+	}
 	uint64_t cpu = state == SB_EXEC_ROW_ENDED ? row->end_cpu_ns : 0;
 	if (row->exit_cpu_ns > cpu)
 		cpu = row->exit_cpu_ns;
@@ -395,7 +401,7 @@ int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row)
 void exec_truth_poll(struct exec_truth *tr)
 {
 	char path[64];
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), listed = tr->listed_ns;
 	DIR *d;
 	struct dirent *de;
 
@@ -417,8 +423,12 @@ void exec_truth_poll(struct exec_truth *tr)
 				break;
 			t->fd = open_tid(tr, tid);
 			t->first_ns = now;
+			t->after_ns = listed; /* the previous listing did not have it */
+			if (t->fd < 0)
+				t->gone_ns = mono_ns();
 		}
 		closedir(d);
+		tr->listed_ns = now;
 	}
 	for (size_t i = 0; i < tr->n; i++) {
 		struct exec_tid *t = &tr->t[i];
@@ -428,6 +438,7 @@ void exec_truth_poll(struct exec_truth *tr)
 		if (read_cpu(tr, t->fd, &ns) != 0) {
 			close(t->fd);
 			t->fd = -1;
+			t->gone_ns = mono_ns();
 			continue;
 		}
 		t->cpu_ns = ns;

@@ -34,6 +34,9 @@ struct exec_tid {
 	int fd;              /* /proc/PID/task/TID/schedstat (or stat), -1 once it is gone */
 	uint64_t cpu_ns;     /* last value read */
 	uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC when first and last seen alive */
+	/* Bounds of its life, to match an agent row: born after after_ns (the start of the
+	 * last poll that listed the threads without it), dead by gone_ns (0: not seen gone) */
+	uint64_t after_ns, gone_ns;
 };
 
 struct exec_truth {
@@ -42,6 +45,7 @@ struct exec_truth {
 	int stat_fd;         /* /proc/PID/stat: the children's CPU */
 	size_t n, cap;       /* entries in order of appearance; a reused tid is a new entry */
 	uint64_t polls;
+	uint64_t listed_ns;  /* start of the last poll that listed the threads, 0: none yet */
 	uint64_t children_ns; /* cutime+cstime last read: children waited for (ticks) */
 	struct exec_tid *t;
 };

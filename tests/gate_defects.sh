@@ -10,7 +10,9 @@
 # GATE_DEFECTS_SET=untimed judges only the defects marked `gate-untimed: WHY` (caught by
 # counts that do not depend on the host's timing: failed runs, integrity, memory, stacks),
 # which make check runs beside its other parallel tests; =timed judges the others, the
-# faults and the example, alone on the machine; unset: all of them.
+# faults and the example, alone on the machine; unset: all of them. A set that would judge
+# nothing fails (no fault sampler in `list`, no defect_*.c, no example plugin), and the
+# last lines say how many samplers were judged.
 BUILD=${BUILD:-build}
 set_=${GATE_DEFECTS_SET:-all}
 case $set_ in all|timed|untimed) ;; *) echo "gate_defects: unknown GATE_DEFECTS_SET '$set_'"; exit 2 ;; esac
@@ -57,14 +59,17 @@ for f in $($bin list | awk '/\[fault\]/ { print $1 }'); do
 	*) faults="$faults $f" ;;
 	esac
 done
+# an empty set judges nothing and must not pass: `list` lost its faults, the glob its files
+[ -n "$faults" ] || { echo "gate_defects: no fault sampler of this set ($set_) in \`sampbench list\`"; exit 1; }
 plugins=
 hang=
 others= # "workload:so" pairs
 watched= # "workload:watchdog:so" triples
 srcs=
 for src in tests/plugins/defect_*.c; do
-	in_set "$src" && srcs="$srcs $src"
+	[ -f "$src" ] && in_set "$src" && srcs="$srcs $src"
 done
+[ -n "$srcs" ] || { echo "gate_defects: no defective plugin of this set ($set_) in tests/plugins"; exit 1; }
 for src in $srcs; do
 	so=$BUILD/tests/plugins/$(basename "$src" .c).so
 	[ -f "$so" ] || { echo "gate_defects: missing $so (make check builds it)"; exit 1; }
@@ -82,6 +87,7 @@ for src in $srcs; do
 	esac
 done
 example=$BUILD/examples/ctimer_plugin.so
+[ "$set_" = untimed ] || [ -f "$example" ] || { echo "gate_defects: missing $example (make check builds it)"; exit 1; }
 # 3 runs a sampler, where timings need a median and the example must pass; the untimed
 # defects' counts are wrong in every run: one is enough
 reps=3
@@ -109,8 +115,10 @@ rc=$?
 [ $rc -le 1 ] || { cat "$tmp/bench.log"; echo "gate_defects: bench exit $rc"; exit 1; }
 
 bad=0
+judged=0 # samplers judged by the gate: the summary says how many
 # judge NAME WANT_EXIT METRIC_REGEX
 judge() {
+	judged=$((judged + 1))
 	$bin gate -q --budgets ci/budgets --sampler "$1" "$tmp/d.h5" >"$tmp/gate.out" 2>&1
 	got=$?
 	rows=$(grep "^✗ $1/" "$tmp/gate.out")
@@ -161,6 +169,7 @@ case ${SANITIZE:-} in
 		echo "FAIL runs failed under ThreadSanitizer:" $failed; bad=1
 		grep -i 'failed\|status' "$tmp/bench.log"
 	fi
+	echo "gate_defects ($set_, ThreadSanitizer): judged $judged samplers by the gate"
 	[ $bad -eq 0 ] && echo "gate_defects: skipped: the gate's other judgments (signal-walked" \
 		"stacks are meaningless under ThreadSanitizer); every run but the failing defects' ran"
 	exit $bad ;;
@@ -187,8 +196,12 @@ if [ "$set_" != timed ]; then
 	*) echo "FAIL 64 KiB stacks: want defect-stack-hog failed, ctimer-plugin ok, got:" $small; bad=1 ;;
 	esac
 fi
+nfaults=$(echo $faults | wc -w)
+nsrcs=$(echo $srcs | wc -w)
+echo "gate_defects ($set_): judged $judged samplers: $nfaults faults, $nsrcs defective plugins$(
+	[ "$set_" = untimed ] || echo ", the example")"
 if [ $bad -eq 0 ] && [ "$set_" = untimed ]; then
-	echo "gate_defects (untimed): every defective plugin of the set failed the gate"
+	echo "gate_defects (untimed): every fault and defective plugin of the set failed the gate"
 elif [ $bad -eq 0 ]; then
 	echo "gate_defects ($set_): every fault and defective plugin failed the gate, the example passed"
 fi

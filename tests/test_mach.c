@@ -1,7 +1,8 @@
 /* test_mach.c - the `mach` sampler in-process: every workload thread is sampled with its
  * own leaf, suspend/resume stays balanced through thread churn at 1000 Hz, a thread that
  * blocks the rendezvous signal is skipped within the timeout, a late handler never parks,
- * idle skip reuses stacks, and the EINTRs the rendezvous causes are counted. */
+ * idle skip reuses stacks, the EINTRs the rendezvous causes are counted, and its rate
+ * holds (tests/support/rate_bound.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
 #include "sampler/threads.h"
+#include "tests/support/rate_bound.h"
 #include "workloads/workload.h"
 
 extern const struct sampler sampler_mach;
@@ -724,9 +726,18 @@ static void test_bad_config(void **state)
 	assert_int_equal(sampler_mach.stop(), 0);
 }
 
+/* Samples against the truth's count, through the runner: a mach that loses a fifth of
+ * its ticks fails (test_samples_every_thread only needs every thread sampled). */
+static void test_rate_holds(void **state)
+{
+	(void)state;
+	rate_bound_hold("mach");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate_holds),
 		cmocka_unit_test(test_samples_every_thread),
 		cmocka_unit_test(test_blocked_signal_skipped),
 		cmocka_unit_test(test_late_handler_returns),

@@ -7,7 +7,8 @@
  *
  * defect_edit(s, pcs, seq) runs in the signal handler on every sample before it is pushed:
  * it may change the sample and returns 1 to push it, 0 to drop it. Async-signal-safe only.
- * DEFECT_START: a function start() calls first (outside any signal handler).
+ * DEFECT_START: a function start() calls once the handler is installed, before sampling
+ * begins (outside any signal handler).
  * DEFECT_STOP: a function stop() calls first.
  * DEFECT_HANDLER(): a statement the handler runs on every sample after the push, before it
  * restores errno (what a defect does to the interrupted thread: its errno, its stack).
@@ -25,18 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampbench_sampler.h"
+#include "tests/plugins/plugin_setup.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-#define MAX_FRAMES 256
-
-static const struct sampbench_sink *sink;
-static uint64_t period_ns;
-static uint32_t max_depth;
-static _Atomic int running;
 #ifdef DEFECT_ONE_PROCESS_TIMER
 static _Atomic int timer_taken;
 #endif
@@ -123,24 +118,11 @@ static void thread_stop(int index)
 
 static int start(const struct sampbench_config *cfg, const struct sampbench_sink *s)
 {
-	struct sigaction sa;
-
-	if (!(cfg->hz > 0)) {
-		errno = EINVAL;
+	if (plugin_setup(cfg, s) != 0)
 		return -1;
-	}
-	sink = s;
 #ifdef DEFECT_START
 	DEFECT_START();
 #endif
-	period_ns = (uint64_t)(1e9 / cfg->hz);
-	max_depth = cfg->max_depth == 0 || cfg->max_depth > MAX_FRAMES ? MAX_FRAMES : cfg->max_depth;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPROF, &sa, NULL) != 0)
-		return -1;
 	atomic_store(&running, 1);
 	return 0;
 }

@@ -6,7 +6,7 @@
  * the suspend window it reports for a hold of held_ns, then includes this file; a defect's
  * `gate-expects:` comment names the metric the gate must fail it on (tests/gate_defects.sh).
  * Not defect_base.h: that one is a per-thread CPU timer, and a wall sampler stops threads
- * from outside, running or not. The handler is async-signal-safe (clock_gettime, the
+ * from outside, running or not; the setup both share is plugin_setup.h. The handler is async-signal-safe (clock_gettime, the
  * sink's push and walk) and always returns: the thread resumes on every path. */
 #include <errno.h>
 #include <math.h>
@@ -19,15 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampbench_sampler.h"
+#include "tests/plugins/plugin_setup.h"
 
-#define MAX_FRAMES 256
 #define MAX_SLOTS 256
 
-static const struct sampbench_sink *sink;
-static uint64_t period_ns, hold_ns;
-static uint32_t max_depth;
-static _Atomic int running;
+static uint64_t hold_ns;
 static pthread_t ticker;
 static int ticker_started;
 static _Atomic int32_t slot_tid[MAX_SLOTS];  /* 0: no thread in the slot */
@@ -111,23 +107,11 @@ static void thread_stop(int index)
 
 static int start(const struct sampbench_config *cfg, const struct sampbench_sink *s)
 {
-	struct sigaction sa;
 	const char *env = getenv("SB_WALL_HOLD_US");
 
-	if (!(cfg->hz > 0)) {
-		errno = EINVAL;
+	if (plugin_setup(cfg, s) != 0)
 		return -1;
-	}
-	sink = s;
-	period_ns = (uint64_t)(1e9 / cfg->hz);
 	hold_ns = (uint64_t)((env && atof(env) > 0 ? atof(env) : WALL_HOLD_US) * 1e3);
-	max_depth = cfg->max_depth == 0 || cfg->max_depth > MAX_FRAMES ? MAX_FRAMES : cfg->max_depth;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPROF, &sa, NULL) != 0)
-		return -1;
 	atomic_store(&running, 1);
 	int e = pthread_create(&ticker, NULL, tick_loop, NULL);
 	if (e) {
