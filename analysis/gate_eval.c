@@ -17,43 +17,6 @@
 
 /* --- evaluation --- */
 
-struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
-			     enum gate_kind kind, const char *metric)
-{
-	if (res->nchecks == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct gate_check *v = realloc(res->checks, ncap * sizeof(*v));
-		if (!v)
-			return NULL;
-		res->checks = v;
-		*cap = ncap;
-	}
-	struct gate_check *k = &res->checks[res->nchecks++];
-	memset(k, 0, sizeof(*k));
-	k->kind = kind;
-	k->state = GATE_PASS;
-	snprintf(k->sampler, sizeof(k->sampler), "%s", c->sampler);
-	snprintf(k->workload, sizeof(k->workload), "%s", c->workload);
-	k->threads = c->threads;
-	k->hz = c->hz;
-	snprintf(k->metric, sizeof(k->metric), "%s", metric);
-	k->baseline = k->current = k->p = k->effect = NAN;
-	return k;
-}
-
-int gate_op_holds(enum gate_op op, double a, double b)
-{
-	switch (op) {
-	case GATE_LE: return a <= b;
-	case GATE_GE: return a >= b;
-	case GATE_LT: return a < b;
-	case GATE_GT: return a > b;
-	case GATE_EQ: return a == b;
-	case GATE_NE: return a != b;
-	}
-	return 0;
-}
-
 /* Value of a numeric condition variable for cell c on host h; NaN when unknown. */
 static double var_value(int v, const struct cell *c, const struct sb_host *h)
 {
@@ -119,18 +82,6 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 			return 0;
 	}
 	return 1;
-}
-
-void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (gate_is_ns_metric(metric))
-		snprintf(buf, len, "%.1fµs", v / 1e3);
-	else if (v == floor(v) && fabs(v) < 1e9)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
 }
 
 

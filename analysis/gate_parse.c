@@ -1,5 +1,7 @@
 /* gate_parse.c - the budgets language of the gate (ci/budgets; docs/gate.md): directives,
- * values with units, conditions, class selectors, host facts, expect lines. */
+ * values with units, conditions, class selectors, host facts, expect lines; and its
+ * vocabulary, which the rest of the gate uses (operators, metric names, pooled quantiles,
+ * how a value is printed). */
 #include "analysis/gate_int.h"
 #include "core/config_error.h"
 #include "core/util.h"
@@ -8,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +63,54 @@ int gate_is_ns_metric(const char *name)
 {
 	size_t n = strlen(name);
 	return n > 3 && !strcmp(name + n - 3, "_ns");
+}
+
+int gate_op_holds(enum gate_op op, double a, double b)
+{
+	switch (op) {
+	case GATE_LE: return a <= b;
+	case GATE_GE: return a >= b;
+	case GATE_LT: return a < b;
+	case GATE_GT: return a > b;
+	case GATE_EQ: return a == b;
+	case GATE_NE: return a != b;
+	}
+	return 0;
+}
+
+void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (gate_is_ns_metric(metric))
+		snprintf(buf, len, "%.1fµs", v / 1e3);
+	else if (v == floor(v) && fabs(v) < 1e9)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* Quantile metrics judged on every sample of a cell pooled over its repetitions. */
+const struct gate_pooled_metric gate_pooled_metrics[GATE_NPOOLED] = {
+	{ "stop_latency_p50_ns", offsetof(struct sb_sample, stop_latency_ns), 0.5 },
+	{ "stop_latency_p99_ns", offsetof(struct sb_sample, stop_latency_ns), 0.99 },
+	{ "suspend_window_p50_ns", offsetof(struct sb_sample, suspend_window_ns), 0.5 },
+	{ "suspend_window_p99_ns", offsetof(struct sb_sample, suspend_window_ns), 0.99 },
+	{ "window_observed_p50_ns", GATE_OBSERVED_WINDOW, 0.5 },
+	{ "window_observed_p99_ns", GATE_OBSERVED_WINDOW, 0.99 },
+};
+
+const struct gate_pooled_metric *gate_pooled_find(const char *m)
+{
+	for (size_t i = 0; i < GATE_NPOOLED; i++)
+		if (!strcmp(gate_pooled_metrics[i].metric, m))
+			return &gate_pooled_metrics[i];
+	return NULL;
+}
+
+int is_pooled_metric(const char *m)
+{
+	return gate_pooled_find(m) != NULL;
 }
 
 /* --- config parsing --- */
