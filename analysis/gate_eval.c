@@ -272,6 +272,233 @@ static enum gate_state judge_sign_test(const struct gate_config *cfg,
 	return GATE_PASS;
 }
 
+/* One budget judged on one cell: what its steps share. */
+struct bjudge {
+	const struct gate_config *cfg;
+	const struct gate_side *cur;
+	const struct cells *cs;
+	const struct cell *c;
+	const struct gate_budget *b;
+	struct gate_check *k; /* the check being judged, in the result */
+	double *buf;          /* scratch for values (the caller's) */
+	size_t n;             /* the cell's values of the metric */
+	double limit;         /* the budget's limit in this cell */
+	char lim[128];        /* the limit as the verdict prints it */
+};
+
+/* Whether budget b is judged on cell c: it applies, and the `none` reference (which takes
+ * no samples) gets only the run-level budgets and the program's own integrity checks. */
+static int budget_judged_on(const struct gate_budget *b, const struct cell *c,
+			    const struct sb_host *h)
+{
+	if (!budget_applies(b, c, h))
+		return 0;
+	return !(c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
+		 strcmp(b->metric, "checksum_errors") && strncmp(b->metric, "integrity_", 10));
+}
+
+/* The limit of a budget written against a host fact (`2.0 * host.F`) or another sampler
+ * (`none.M + V`) into j->limit and j->lim. Returns 0, or -1 when the fact or the reference
+ * is missing (the check is then settled: not measured, or a warning). */
+static int resolve_limit(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+	char rvs[32];
+
+	j->limit = b->value;
+	gate_fmt_value(j->lim, sizeof(j->lim), b->metric, j->limit);
+	if (b->host_fact[0]) {
+		double f = host_fact(j->cur->host, b->host_fact);
+		if (isnan(f)) {
+			k->state = GATE_NA;
+			snprintf(k->reason, sizeof(k->reason), "not measured: the file has no "
+				 "host fact %s (no calibration) for %s %g * host.%s (%s:%d)",
+				 b->host_fact, gate_op_names[b->op], b->value, b->host_fact,
+				 cfg->name, b->line);
+			return -1;
+		}
+		j->limit = b->value * f;
+		gate_fmt_value(rvs, sizeof(rvs), b->host_fact, f);
+		snprintf(j->lim, sizeof(j->lim), "%g x host %s %s = ", b->value, b->host_fact, rvs);
+		size_t u = strlen(j->lim);
+		gate_fmt_value(j->lim + u, sizeof(j->lim) - u, b->metric, j->limit);
+	}
+	if (b->ref_sampler[0]) {
+		const struct cell *c = j->c;
+		const struct cell *rc = gate_cells_find(j->cs, b->ref_sampler, c->workload,
+							c->threads, c->hz);
+		size_t rn = rc ? gate_cell_values(j->cur, rc, b->ref_metric, j->buf) : 0;
+		double rv = median_of(j->buf, rn);
+		if (isnan(rv)) {
+			/* without `none` runs a limit against none is not measured, as
+			 * overhead is; another missing reference is a warning */
+			int none = !strcmp(b->ref_sampler, "none");
+			k->state = none ? GATE_NA : GATE_WARN;
+			snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
+				 "compare with (%s:%d)", none ? "not measured: " : "",
+				 b->ref_sampler, b->ref_metric, cfg->name, b->line);
+			return -1;
+		}
+		j->limit = rv + b->value;
+		gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
+		snprintf(j->lim, sizeof(j->lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
+		size_t u = strlen(j->lim);
+		gate_fmt_value(j->lim + u, sizeof(j->lim) - u, b->metric, j->limit);
+	}
+	k->baseline = j->limit;
+	return 0;
+}
+
+/* Settles the check as not applicable when the host does not allow judging the budget
+ * here: a `calm` budget in a busy cell, or a limit below the host's floor. Returns 1 when
+ * it did, else 0. */
+static int host_disallows(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+
+	if (b->calm) {
+		double busy = none_pause_max(j->cur, j->cs, j->c);
+		if (busy > GATE_BUSY_NONE_PAUSE_FRACTION) {
+			k->state = GATE_NA;
+			snprintf(k->reason, sizeof(k->reason), "not applicable: the host was "
+				 "busy in this cell (a none run lost %.1f%% of its time, over "
+				 "%.0f%%), the floors of the file's start and end do not "
+				 "describe it (%s:%d)", busy * 100,
+				 GATE_BUSY_NONE_PAUSE_FRACTION * 100, cfg->name, b->line);
+			return 1;
+		}
+	}
+	if (!b->floor_fact[0])
+		return 0;
+	double fl = host_fact(j->cur->host, b->floor_fact) * b->floor_factor;
+	if (isnan(fl) && j->cur->host->ncalib > 0) {
+		/* calibrated, but before this floor was measured: whether the host
+		 * allows the budget is unknown (without any calibration the
+		 * budget is judged as written) */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: the file's "
+			 "calibration has no host fact %s, the floor of %s %s (%s:%d)",
+			 b->floor_fact, gate_op_names[b->op], j->lim, cfg->name, b->line);
+		return 1;
+	}
+	if (!isnan(fl) && !gate_op_holds(b->op, fl, j->limit)) {
+		char fs[32];
+		gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
+			 "floor %s (%g x host %s) is not %s %s (%s:%d)", fs,
+			 b->floor_factor, b->floor_fact, gate_op_names[b->op], j->lim,
+			 cfg->name, b->line);
+		return 1;
+	}
+	return 0;
+}
+
+/* Settles a check whose cell gave no value of the metric: a warning when nothing ran, not
+ * measured when nobody could have measured it or the sampler does not claim it, else a
+ * verdict on the NaNs. */
+static void judge_without_values(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	const struct cell *c = j->c;
+	struct gate_check *k = j->k;
+	long need = metric_needs(b->metric);
+	int ran = c->n > (size_t)(c->failed + c->skipped);
+
+	if (!ran) {
+		k->state = GATE_WARN;
+		snprintf(k->reason, sizeof(k->reason), "no values (%d failed, %d skipped "
+			 "runs) for budget %s %s (%s:%d)", c->failed, c->skipped,
+			 gate_op_names[b->op], j->lim, cfg->name, b->line);
+	} else if (!measured_nearby(j->cur, j->cs, c, b->metric, j->buf)) {
+		/* the workload does not define it (misattributed_fraction on hotspot,
+		 * whose leaves are shared): nobody could have measured it */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: no sampler of this "
+			 "file gives it on %s (%s:%d)", c->workload, cfg->name, b->line);
+	} else if (need > 0 && (c->cls.caps & (unsigned long)need) != (unsigned long)need) {
+		unsigned long miss = (unsigned long)need & ~(unsigned long)c->cls.caps;
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
+			 "%s (%s:%d)", c->sampler, cap_name((long)(miss & -miss)),
+			 cfg->name, b->line);
+	} else if (!cell_sampled(j->cur, c)) {
+		/* a fraction of samples has no value without samples; whether
+		 * none was right is the counting rules' question (rate_accuracy,
+		 * which says where the mechanism allows none: churn, syscall) */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: no samples in "
+			 "any run, counts are judged by the rate rules (%s:%d)",
+			 cfg->name, b->line);
+	} else if (need < 0) {
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: %s (%s:%d)",
+			 need == -3 ? "the sampler reports no sampler_cpu_ns to check"
+			 : need == -2 ? "no process accounting in its runs (a tool's or "
+					"exec run, or an older file)"
+				      : "needs a `none` run or host calibration in the file",
+			 cfg->name, b->line);
+	} else {
+		snprintf(k->reason, sizeof(k->reason), "NaN in every run, yet %s (%s:%d)",
+			 need > 0 ? "the sampler claims it" : "every sampler must give it",
+			 cfg->name, b->line);
+		settle(cfg, k, 0);
+	}
+}
+
+/* Judges a budget on the cell's run values: their median, the worst run (`worst`) or the
+ * sign test over the runs (`sign-test`), and settles the check. */
+static void judge_runs(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+	int ok = gate_op_holds(b->op, k->current, j->limit);
+	char why[200] = "";
+
+	if (b->worst) {
+		/* a tail: one run over the limit anywhere in the cell is a verdict */
+		const struct sb_run *wr = gate_worst_run(j->cur, j->c, b->metric, b->op,
+							 &k->current);
+		ok = gate_op_holds(b->op, k->current, j->limit);
+		if (wr) {
+			char where[160];
+			gate_pause_where(wr, b->metric, where, sizeof(where));
+			snprintf(why, sizeof(why), ", worst of %zu runs: %s", j->n, where);
+		}
+	} else if (b->sign_test) {
+		/* buf may hold the reference's values */
+		size_t n = gate_cell_values(j->cur, j->c, b->metric, j->buf);
+		enum gate_state st = judge_sign_test(cfg, b, j->buf, n, j->limit, k, why,
+						     sizeof(why));
+		if (st == GATE_UNDECIDED) {
+			k->state = GATE_UNDECIDED;
+			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
+				 "(%s:%d)", gate_op_names[b->op], j->lim, why, cfg->name, b->line);
+			return;
+		}
+		ok = st == GATE_PASS;
+	}
+	if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
+		    !strcmp(b->metric, "window_unreported_p50_ns"))) {
+		char d[120];
+		gate_window_detail(j->cur, j->c, d, sizeof(d));
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
+	}
+	snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
+		 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], j->lim, why, cfg->name,
+		 b->line);
+	settle(cfg, k, ok);
+}
+
+/* Adds to res one check per budget that applies to cell c, each settled: its limit
+ * resolved, then judged on the cell's pooled samples (a quantile), on its runs, or on
+ * the absence of values. buf holds the values of any cell (the caller's). */
 static void budget_checks(const struct gate_config *cfg, const struct gate_side *cur,
 			  const struct cells *cs, const struct cell *c, struct gate_result *res,
 			  size_t *cap, double *buf)
@@ -280,184 +507,32 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 	fmt_class(cls, sizeof(cls), &c->cls);
 	for (int i = 0; i < cfg->nbudgets; i++) {
 		const struct gate_budget *b = &cfg->budgets[i];
-		if (!budget_applies(b, c, cur->host))
+		if (!budget_judged_on(b, c, cur->host))
 			continue;
-		/* the `none` reference takes no samples: only run-level budgets apply to it,
-		 * and the program's own integrity checks */
-		if (c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
-		    strcmp(b->metric, "checksum_errors") && strncmp(b->metric, "integrity_", 10))
-			continue;
-		size_t n = gate_cell_values(cur, c, b->metric, buf);
-		struct gate_check *k = add_check(res, cap, c, GATE_BUDGET, b->metric);
-		if (!k)
+		struct bjudge j = { .cfg = cfg, .cur = cur, .cs = cs, .c = c, .b = b, .buf = buf };
+		j.n = gate_cell_values(cur, c, b->metric, buf);
+		j.k = add_check(res, cap, c, GATE_BUDGET, b->metric);
+		if (!j.k)
 			return;
-		snprintf(k->why, sizeof(k->why), "rule %.60s:%d `%.130s`; %s: %.170s", cfg->name,
-			 b->line, b->text, c->sampler, cls);
-		k->ncur = (int)n;
-		k->current = median_of(buf, n);
-		double limit = b->value;
-		char lim[96], rvs[32];
-		gate_fmt_value(lim, sizeof(lim), b->metric, limit);
-		if (b->host_fact[0]) {
-			double f = host_fact(cur->host, b->host_fact);
-			if (isnan(f)) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: the file has no "
-					 "host fact %s (no calibration) for %s %g * host.%s (%s:%d)",
-					 b->host_fact, gate_op_names[b->op], b->value, b->host_fact,
-					 cfg->name, b->line);
-				continue;
-			}
-			limit = b->value * f;
-			gate_fmt_value(rvs, sizeof(rvs), b->host_fact, f);
-			snprintf(lim, sizeof(lim), "%g x host %s %s = ", b->value, b->host_fact, rvs);
-			size_t u = strlen(lim);
-			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
-		}
-		if (b->ref_sampler[0]) {
-			const struct cell *rc = gate_cells_find(cs, b->ref_sampler, c->workload, c->threads,
-							   c->hz);
-			size_t rn = rc ? gate_cell_values(cur, rc, b->ref_metric, buf) : 0;
-			double rv = median_of(buf, rn);
-			if (isnan(rv)) {
-				/* without `none` runs a limit against none is not measured, as
-				 * overhead is; another missing reference is a warning */
-				int none = !strcmp(b->ref_sampler, "none");
-				k->state = none ? GATE_NA : GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
-					 "compare with (%s:%d)", none ? "not measured: " : "",
-					 b->ref_sampler, b->ref_metric, cfg->name, b->line);
-				continue;
-			}
-			limit = rv + b->value;
-			gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
-			snprintf(lim, sizeof(lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
-			size_t u = strlen(lim);
-			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
-		}
-		k->baseline = limit;
-		if (b->calm) {
-			double busy = none_pause_max(cur, cs, c);
-			if (busy > GATE_BUSY_NONE_PAUSE_FRACTION) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not applicable: the host was "
-					 "busy in this cell (a none run lost %.1f%% of its time, over "
-					 "%.0f%%), the floors of the file's start and end do not "
-					 "describe it (%s:%d)", busy * 100,
-					 GATE_BUSY_NONE_PAUSE_FRACTION * 100, cfg->name, b->line);
-				continue;
-			}
-		}
-		if (b->floor_fact[0]) {
-			double fl = host_fact(cur->host, b->floor_fact) * b->floor_factor;
-			if (isnan(fl) && cur->host->ncalib > 0) {
-				/* calibrated, but before this floor was measured: whether the host
-				 * allows the budget is unknown (without any calibration the
-				 * budget is judged as written) */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: the file's "
-					 "calibration has no host fact %s, the floor of %s %s (%s:%d)",
-					 b->floor_fact, gate_op_names[b->op], lim, cfg->name, b->line);
-				continue;
-			}
-			if (!isnan(fl) && !gate_op_holds(b->op, fl, limit)) {
-				char fs[32];
-				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
-					 "floor %s (%g x host %s) is not %s %s (%s:%d)", fs,
-					 b->floor_factor, b->floor_fact, gate_op_names[b->op], lim,
-					 cfg->name, b->line);
-				continue;
-			}
-		}
-		/* a quantile is judged on the cell's pooled samples unless the rule asks for its
-		 * runs' own values (per-run, sign-test, worst) */
+		snprintf(j.k->why, sizeof(j.k->why), "rule %.60s:%d `%.130s`; %s: %.170s",
+			 cfg->name, b->line, b->text, c->sampler, cls);
+		j.k->ncur = (int)j.n;
+		j.k->current = median_of(buf, j.n);
+		if (resolve_limit(&j) != 0 || host_disallows(&j))
+			continue;
+		/* a quantile is judged on the cell's pooled samples unless the rule asks for
+		 * its runs' own values (per-run, sign-test, worst) */
 		struct pooled pl;
 		if (b->per_run || b->sign_test || b->worst ||
 		    pooled_quantile(cur, c, b->metric, cfg->alpha, &pl) != 0 || pl.n == 0)
 			pl.n = 0;
-		if (n == 0 && pl.n == 0) {
-			long need = metric_needs(b->metric);
-			int ran = c->n > (size_t)(c->failed + c->skipped);
-			if (!ran) {
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "no values (%d failed, %d skipped "
-					 "runs) for budget %s %s (%s:%d)", c->failed, c->skipped,
-					 gate_op_names[b->op], lim, cfg->name, b->line);
-			} else if (!measured_nearby(cur, cs, c, b->metric, buf)) {
-				/* the workload does not define it (misattributed_fraction on hotspot,
-				 * whose leaves are shared): nobody could have measured it */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: no sampler of this "
-					 "file gives it on %s (%s:%d)", c->workload, cfg->name, b->line);
-			} else if (need > 0 && (c->cls.caps & (unsigned long)need) != (unsigned long)need) {
-				unsigned long miss = (unsigned long)need & ~(unsigned long)c->cls.caps;
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
-					 "%s (%s:%d)", c->sampler, cap_name((long)(miss & -miss)),
-					 cfg->name, b->line);
-			} else if (!cell_sampled(cur, c)) {
-				/* a fraction of samples has no value without samples; whether
-				 * none was right is the counting rules' question (rate_accuracy,
-				 * which says where the mechanism allows none: churn, syscall) */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: no samples in "
-					 "any run, counts are judged by the rate rules (%s:%d)",
-					 cfg->name, b->line);
-			} else if (need < 0) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: %s (%s:%d)",
-					 need == -3 ? "the sampler reports no sampler_cpu_ns to check"
-					 : need == -2 ? "no process accounting in its runs (a tool's or "
-							"exec run, or an older file)"
-						      : "needs a `none` run or host calibration in the file",
-					 cfg->name, b->line);
-			} else {
-				snprintf(k->reason, sizeof(k->reason), "NaN in every run, yet %s (%s:%d)",
-					 need > 0 ? "the sampler claims it" : "every sampler must give it",
-					 cfg->name, b->line);
-				settle(cfg, k, 0);
-			}
-			continue;
-		}
-		if (pl.n > 0) {
-			/* a quantile: judged on every sample of the cell, failing only when its
-			 * confidence interval lies beyond the limit */
-			judge_pooled(cfg, b, &pl, limit, lim, k);
-			continue;
-		}
-		int ok = gate_op_holds(b->op, k->current, limit);
-		char why[200] = "";
-		if (b->worst) {
-			/* a tail: one run over the limit anywhere in the cell is a verdict */
-			const struct sb_run *wr = gate_worst_run(cur, c, b->metric, b->op, &k->current);
-			ok = gate_op_holds(b->op, k->current, limit);
-			if (wr) {
-				char where[160];
-				gate_pause_where(wr, b->metric, where, sizeof(where));
-				snprintf(why, sizeof(why), ", worst of %zu runs: %s", n, where);
-			}
-		} else if (b->sign_test) {
-			n = gate_cell_values(cur, c, b->metric, buf); /* buf held the reference */
-			enum gate_state st = judge_sign_test(cfg, b, buf, n, limit, k, why, sizeof(why));
-			if (st == GATE_UNDECIDED) {
-				k->state = GATE_UNDECIDED;
-				snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
-					 "(%s:%d)", gate_op_names[b->op], lim, why, cfg->name, b->line);
-				continue;
-			}
-			ok = st == GATE_PASS;
-		}
-		if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
-			    !strcmp(b->metric, "window_unreported_p50_ns"))) {
-			char d[120];
-			gate_window_detail(cur, c, d, sizeof(d));
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
-		}
-		snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
-			 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], lim, why, cfg->name, b->line);
-		settle(cfg, k, ok);
+		if (j.n == 0 && pl.n == 0)
+			judge_without_values(&j);
+		else if (pl.n > 0)
+			/* failing only when its confidence interval lies beyond the limit */
+			judge_pooled(cfg, b, &pl, j.limit, j.lim, j.k);
+		else
+			judge_runs(&j);
 	}
 }
 
