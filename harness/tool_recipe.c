@@ -354,13 +354,6 @@ const struct tool *tool_of(const struct sampler *s)
 	return NULL;
 }
 
-int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
-{
-	const struct tool *t = tool_of(spec->sampler);
-
-	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
-}
-
 static int starts(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
