@@ -600,6 +600,95 @@ static int split_variants(const struct gate_side *cur, struct sb_run **a, size_t
 	return 1;
 }
 
+/* Across two files: warns of host differences, and compares timing metrics only when both
+ * files carry the same host fingerprint (mode->timing 0 otherwise, said in a note). */
+static void compare_hosts(const struct gate_side *base, const struct gate_side *cur,
+			  struct reg_mode *mode, struct gate_result *res)
+{
+	host_warnings(base, cur, res);
+	const char *fa = base->host->fingerprint, *fb = cur->host->fingerprint;
+	if (fa[0] && fb[0] && !strcmp(fa, fb))
+		return;
+	mode->timing = 0;
+	if (fa[0] && fb[0])
+		add_note(res, "timing metrics were not compared: the baseline's host "
+			 "fingerprint '%s' is not the current file's '%s' (timings "
+			 "compare only within one machine class); correctness metrics "
+			 "were", fa, fb);
+	else
+		add_note(res, "timing metrics were not compared: %s, so the machines "
+			 "cannot be known to match; correctness metrics were",
+			 !fa[0] && !fb[0] ? "neither file has a host fingerprint" :
+			 !fa[0] ? "the baseline has no host fingerprint" :
+				  "the current file has no host fingerprint");
+}
+
+/* Same-run A/B: one family of pooled tests, the cells of B (cc) found in A (bc) times the
+ * pooled regress rules. Bonferroni over them keeps the chance of any false alarm in a
+ * HEAD-vs-HEAD comparison under alpha: sets mode->alpha_ab and says so in a note. */
+static void ab_family(const struct gate_config *cfg, const struct cells *cc,
+		      const struct cells *bc, struct reg_mode *mode, struct gate_result *res)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < cc->n; i++)
+		if (gate_cells_find(bc, cc->v[i].sampler, cc->v[i].workload, cc->v[i].threads,
+				    cc->v[i].hz))
+			for (int r = 0; r < cfg->nrules; r++)
+				m += is_pooled_metric(cfg->rules[r].metric);
+	mode->alpha_ab = cfg->alpha / (double)(m ? m : 1);
+	add_note(res, "same-run A/B: variant B (candidate) judged against variant A "
+		 "(reference) of this file with every regress rule, timing included (same "
+		 "machine, same session); quantiles pooled over samples, %zu tests at "
+		 "alpha %g/%zu, absolute minimum effects only", m, cfg->alpha, m ? m : 1);
+}
+
+/* Adds a warning check: cell c is missing on the other side (`where`). Returns 0, or -1
+ * when out of memory. */
+static int add_missing(struct gate_result *res, size_t *cap, const struct cell *c,
+		       const char *where)
+{
+	struct gate_check *k = add_check(res, cap, c, GATE_MISSING, "-");
+	if (!k)
+		return -1;
+	k->state = GATE_WARN;
+	snprintf(k->reason, sizeof(k->reason), "cell missing in the %s", where);
+	return 0;
+}
+
+/* Checks every cell of cur (cells cc): against its baseline cell in bc (base: regression
+ * checks, or a missing cell), then the budgets; and warns of the baseline's cells cur
+ * lacks. b1 and b2 hold any cell's values. Returns 0, or -1 when out of memory. */
+static int check_cells(const struct gate_config *cfg, const struct gate_side *base,
+		       const struct gate_side *cur, const struct cells *cc,
+		       const struct cells *bc, const struct reg_mode *mode,
+		       struct gate_result *res, size_t *cap, double *b1, double *b2)
+{
+	for (size_t i = 0; i < cc->n; i++) {
+		const struct cell *c = &cc->v[i];
+		if (cur->only && strcmp(c->sampler, cur->only))
+			continue;
+		if (base) {
+			const struct cell *b = gate_cells_find(bc, c->sampler, c->workload,
+							       c->threads, c->hz);
+			if (b)
+				regression_checks(cfg, base, b, cur, c, mode, res, cap, b1, b2);
+			else if (add_missing(res, cap, c, mode->ab ? "A variant" : "baseline") != 0)
+				return -1;
+		}
+		budget_checks(cfg, cur, cc, c, res, cap, b1);
+	}
+	for (size_t i = 0; base && i < bc->n; i++) {
+		const struct cell *b = &bc->v[i];
+		if (cur->only && strcmp(b->sampler, cur->only))
+			continue;
+		if (gate_cells_find(cc, b->sampler, b->workload, b->threads, b->hz))
+			continue;
+		if (add_missing(res, cap, b, mode->ab ? "B variant" : "current run") != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Evaluates cfg on cur, all of one host, against base (NULL: budgets only), appending
  * to res. Returns 0 or -1 (memory). */
 static int eval_host(const struct gate_config *cfg, const struct gate_side *base,
@@ -635,78 +724,16 @@ static int eval_host(const struct gate_config *cfg, const struct gate_side *base
 	b2 = malloc(maxruns * sizeof(*b2));
 	if (!b1 || !b2 || gate_cells_build(cur, &cc) || (base && gate_cells_build(base, &bc)))
 		goto cleanup;
-	if (base && !ab) {
-		host_warnings(base, cur, res);
-		const char *fa = base->host->fingerprint, *fb = cur->host->fingerprint;
-		if (!fa[0] || !fb[0] || strcmp(fa, fb)) {
-			mode.timing = 0;
-			if (fa[0] && fb[0])
-				add_note(res, "timing metrics were not compared: the baseline's host "
-					 "fingerprint '%s' is not the current file's '%s' (timings "
-					 "compare only within one machine class); correctness metrics "
-					 "were", fa, fb);
-			else
-				add_note(res, "timing metrics were not compared: %s, so the machines "
-					 "cannot be known to match; correctness metrics were",
-					 !fa[0] && !fb[0] ? "neither file has a host fingerprint" :
-					 !fa[0] ? "the baseline has no host fingerprint" :
-						  "the current file has no host fingerprint");
-		}
-	}
-	if (ab) {
-		/* one family of pooled tests: Bonferroni over them keeps the chance of any
-		 * false alarm in a HEAD-vs-HEAD comparison under alpha */
-		size_t m = 0;
-		for (size_t i = 0; i < cc.n; i++)
-			if (gate_cells_find(&bc, cc.v[i].sampler, cc.v[i].workload, cc.v[i].threads,
-				       cc.v[i].hz))
-				for (int r = 0; r < cfg->nrules; r++)
-					m += is_pooled_metric(cfg->rules[r].metric);
-		mode.alpha_ab = cfg->alpha / (double)(m ? m : 1);
-		add_note(res, "same-run A/B: variant B (candidate) judged against variant A "
-			 "(reference) of this file with every regress rule, timing included (same "
-			 "machine, same session); quantiles pooled over samples, %zu tests at "
-			 "alpha %g/%zu, absolute minimum effects only", m, cfg->alpha, m ? m : 1);
-	}
+	if (base && !ab)
+		compare_hosts(base, cur, &mode, res);
+	if (ab)
+		ab_family(cfg, &cc, &bc, &mode, res);
 	if (cur->host->tick_hz <= 0 &&
 	    res->nwarnings < (int)(sizeof(res->warnings) / sizeof(res->warnings[0])))
 		snprintf(res->warnings[res->nwarnings++], sizeof(res->warnings[0]),
 			 "the current file has no kernel tick rate: budgets conditioned on hz<=tick "
 			 "are not applied");
-
-	for (size_t i = 0; i < cc.n; i++) {
-		const struct cell *c = &cc.v[i];
-		if (cur->only && strcmp(c->sampler, cur->only))
-			continue;
-		if (base) {
-			const struct cell *b = gate_cells_find(&bc, c->sampler, c->workload, c->threads, c->hz);
-			if (b) {
-				regression_checks(cfg, base, b, cur, c, &mode, res, &cap, b1, b2);
-			} else {
-				struct gate_check *k = add_check(res, &cap, c, GATE_MISSING, "-");
-				if (!k)
-					goto cleanup;
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "cell missing in the %s",
-					 ab ? "A variant" : "baseline");
-			}
-		}
-		budget_checks(cfg, cur, &cc, c, res, &cap, b1);
-	}
-	for (size_t i = 0; base && i < bc.n; i++) {
-		const struct cell *b = &bc.v[i];
-		if (cur->only && strcmp(b->sampler, cur->only))
-			continue;
-		if (gate_cells_find(&cc, b->sampler, b->workload, b->threads, b->hz))
-			continue;
-		struct gate_check *k = add_check(res, &cap, b, GATE_MISSING, "-");
-		if (!k)
-			goto cleanup;
-		k->state = GATE_WARN;
-		snprintf(k->reason, sizeof(k->reason), "cell missing in the %s",
-			 ab ? "B variant" : "current run");
-	}
-	rc = 0;
+	rc = check_cells(cfg, base, cur, &cc, &bc, &mode, res, &cap, b1, b2);
 cleanup:
 	/* the checks copied every name they need: the cells can go */
 	gate_cells_free(&cc);
