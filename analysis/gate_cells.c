@@ -1,5 +1,6 @@
 /* gate_cells.c - how the gate groups runs: cells (sampler, workload, threads, hz) and their
- * repetitions, sampler classes, and hosts (runs grouped by host fingerprint). */
+ * repetitions, sampler classes, hosts (runs grouped by host fingerprint), and the check
+ * that a cell adds to a result. */
 #include "analysis/gate_int.h"
 #include "core/util.h"
 
@@ -239,4 +240,30 @@ int gate_side_of_host(const struct gate_side *side, const struct gate_hostset *h
 	*out = (struct gate_side){ .path = side->path, .host = hs->host[g], .runs = *runs,
 				   .nruns = n, .only = side->only };
 	return 0;
+}
+
+/* --- checks --- */
+
+struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
+			     enum gate_kind kind, const char *metric)
+{
+	if (res->nchecks == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct gate_check *v = realloc(res->checks, ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		res->checks = v;
+		*cap = ncap;
+	}
+	struct gate_check *k = &res->checks[res->nchecks++];
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->state = GATE_PASS;
+	snprintf(k->sampler, sizeof(k->sampler), "%s", c->sampler);
+	snprintf(k->workload, sizeof(k->workload), "%s", c->workload);
+	k->threads = c->threads;
+	k->hz = c->hz;
+	snprintf(k->metric, sizeof(k->metric), "%s", metric);
+	k->baseline = k->current = k->p = k->effect = NAN;
+	return k;
 }

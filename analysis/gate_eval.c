@@ -17,43 +17,6 @@
 
 /* --- evaluation --- */
 
-struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
-			     enum gate_kind kind, const char *metric)
-{
-	if (res->nchecks == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct gate_check *v = realloc(res->checks, ncap * sizeof(*v));
-		if (!v)
-			return NULL;
-		res->checks = v;
-		*cap = ncap;
-	}
-	struct gate_check *k = &res->checks[res->nchecks++];
-	memset(k, 0, sizeof(*k));
-	k->kind = kind;
-	k->state = GATE_PASS;
-	snprintf(k->sampler, sizeof(k->sampler), "%s", c->sampler);
-	snprintf(k->workload, sizeof(k->workload), "%s", c->workload);
-	k->threads = c->threads;
-	k->hz = c->hz;
-	snprintf(k->metric, sizeof(k->metric), "%s", metric);
-	k->baseline = k->current = k->p = k->effect = NAN;
-	return k;
-}
-
-int gate_op_holds(enum gate_op op, double a, double b)
-{
-	switch (op) {
-	case GATE_LE: return a <= b;
-	case GATE_GE: return a >= b;
-	case GATE_LT: return a < b;
-	case GATE_GT: return a > b;
-	case GATE_EQ: return a == b;
-	case GATE_NE: return a != b;
-	}
-	return 0;
-}
-
 /* Value of a numeric condition variable for cell c on host h; NaN when unknown. */
 static double var_value(int v, const struct cell *c, const struct sb_host *h)
 {
@@ -119,18 +82,6 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 			return 0;
 	}
 	return 1;
-}
-
-void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (gate_is_ns_metric(metric))
-		snprintf(buf, len, "%.1fµs", v / 1e3);
-	else if (v == floor(v) && fabs(v) < 1e9)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
 }
 
 
@@ -321,6 +272,233 @@ static enum gate_state judge_sign_test(const struct gate_config *cfg,
 	return GATE_PASS;
 }
 
+/* One budget judged on one cell: what its steps share. */
+struct bjudge {
+	const struct gate_config *cfg;
+	const struct gate_side *cur;
+	const struct cells *cs;
+	const struct cell *c;
+	const struct gate_budget *b;
+	struct gate_check *k; /* the check being judged, in the result */
+	double *buf;          /* scratch for values (the caller's) */
+	size_t n;             /* the cell's values of the metric */
+	double limit;         /* the budget's limit in this cell */
+	char lim[128];        /* the limit as the verdict prints it */
+};
+
+/* Whether budget b is judged on cell c: it applies, and the `none` reference (which takes
+ * no samples) gets only the run-level budgets and the program's own integrity checks. */
+static int budget_judged_on(const struct gate_budget *b, const struct cell *c,
+			    const struct sb_host *h)
+{
+	if (!budget_applies(b, c, h))
+		return 0;
+	return !(c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
+		 strcmp(b->metric, "checksum_errors") && strncmp(b->metric, "integrity_", 10));
+}
+
+/* The limit of a budget written against a host fact (`2.0 * host.F`) or another sampler
+ * (`none.M + V`) into j->limit and j->lim. Returns 0, or -1 when the fact or the reference
+ * is missing (the check is then settled: not measured, or a warning). */
+static int resolve_limit(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+	char rvs[32];
+
+	j->limit = b->value;
+	gate_fmt_value(j->lim, sizeof(j->lim), b->metric, j->limit);
+	if (b->host_fact[0]) {
+		double f = host_fact(j->cur->host, b->host_fact);
+		if (isnan(f)) {
+			k->state = GATE_NA;
+			snprintf(k->reason, sizeof(k->reason), "not measured: the file has no "
+				 "host fact %s (no calibration) for %s %g * host.%s (%s:%d)",
+				 b->host_fact, gate_op_names[b->op], b->value, b->host_fact,
+				 cfg->name, b->line);
+			return -1;
+		}
+		j->limit = b->value * f;
+		gate_fmt_value(rvs, sizeof(rvs), b->host_fact, f);
+		snprintf(j->lim, sizeof(j->lim), "%g x host %s %s = ", b->value, b->host_fact, rvs);
+		size_t u = strlen(j->lim);
+		gate_fmt_value(j->lim + u, sizeof(j->lim) - u, b->metric, j->limit);
+	}
+	if (b->ref_sampler[0]) {
+		const struct cell *c = j->c;
+		const struct cell *rc = gate_cells_find(j->cs, b->ref_sampler, c->workload,
+							c->threads, c->hz);
+		size_t rn = rc ? gate_cell_values(j->cur, rc, b->ref_metric, j->buf) : 0;
+		double rv = median_of(j->buf, rn);
+		if (isnan(rv)) {
+			/* without `none` runs a limit against none is not measured, as
+			 * overhead is; another missing reference is a warning */
+			int none = !strcmp(b->ref_sampler, "none");
+			k->state = none ? GATE_NA : GATE_WARN;
+			snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
+				 "compare with (%s:%d)", none ? "not measured: " : "",
+				 b->ref_sampler, b->ref_metric, cfg->name, b->line);
+			return -1;
+		}
+		j->limit = rv + b->value;
+		gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
+		snprintf(j->lim, sizeof(j->lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
+		size_t u = strlen(j->lim);
+		gate_fmt_value(j->lim + u, sizeof(j->lim) - u, b->metric, j->limit);
+	}
+	k->baseline = j->limit;
+	return 0;
+}
+
+/* Settles the check as not applicable when the host does not allow judging the budget
+ * here: a `calm` budget in a busy cell, or a limit below the host's floor. Returns 1 when
+ * it did, else 0. */
+static int host_disallows(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+
+	if (b->calm) {
+		double busy = none_pause_max(j->cur, j->cs, j->c);
+		if (busy > GATE_BUSY_NONE_PAUSE_FRACTION) {
+			k->state = GATE_NA;
+			snprintf(k->reason, sizeof(k->reason), "not applicable: the host was "
+				 "busy in this cell (a none run lost %.1f%% of its time, over "
+				 "%.0f%%), the floors of the file's start and end do not "
+				 "describe it (%s:%d)", busy * 100,
+				 GATE_BUSY_NONE_PAUSE_FRACTION * 100, cfg->name, b->line);
+			return 1;
+		}
+	}
+	if (!b->floor_fact[0])
+		return 0;
+	double fl = host_fact(j->cur->host, b->floor_fact) * b->floor_factor;
+	if (isnan(fl) && j->cur->host->ncalib > 0) {
+		/* calibrated, but before this floor was measured: whether the host
+		 * allows the budget is unknown (without any calibration the
+		 * budget is judged as written) */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: the file's "
+			 "calibration has no host fact %s, the floor of %s %s (%s:%d)",
+			 b->floor_fact, gate_op_names[b->op], j->lim, cfg->name, b->line);
+		return 1;
+	}
+	if (!isnan(fl) && !gate_op_holds(b->op, fl, j->limit)) {
+		char fs[32];
+		gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
+			 "floor %s (%g x host %s) is not %s %s (%s:%d)", fs,
+			 b->floor_factor, b->floor_fact, gate_op_names[b->op], j->lim,
+			 cfg->name, b->line);
+		return 1;
+	}
+	return 0;
+}
+
+/* Settles a check whose cell gave no value of the metric: a warning when nothing ran, not
+ * measured when nobody could have measured it or the sampler does not claim it, else a
+ * verdict on the NaNs. */
+static void judge_without_values(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	const struct cell *c = j->c;
+	struct gate_check *k = j->k;
+	long need = metric_needs(b->metric);
+	int ran = c->n > (size_t)(c->failed + c->skipped);
+
+	if (!ran) {
+		k->state = GATE_WARN;
+		snprintf(k->reason, sizeof(k->reason), "no values (%d failed, %d skipped "
+			 "runs) for budget %s %s (%s:%d)", c->failed, c->skipped,
+			 gate_op_names[b->op], j->lim, cfg->name, b->line);
+	} else if (!measured_nearby(j->cur, j->cs, c, b->metric, j->buf)) {
+		/* the workload does not define it (misattributed_fraction on hotspot,
+		 * whose leaves are shared): nobody could have measured it */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: no sampler of this "
+			 "file gives it on %s (%s:%d)", c->workload, cfg->name, b->line);
+	} else if (need > 0 && (c->cls.caps & (unsigned long)need) != (unsigned long)need) {
+		unsigned long miss = (unsigned long)need & ~(unsigned long)c->cls.caps;
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
+			 "%s (%s:%d)", c->sampler, cap_name((long)(miss & -miss)),
+			 cfg->name, b->line);
+	} else if (!cell_sampled(j->cur, c)) {
+		/* a fraction of samples has no value without samples; whether
+		 * none was right is the counting rules' question (rate_accuracy,
+		 * which says where the mechanism allows none: churn, syscall) */
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: no samples in "
+			 "any run, counts are judged by the rate rules (%s:%d)",
+			 cfg->name, b->line);
+	} else if (need < 0) {
+		k->state = GATE_NA;
+		snprintf(k->reason, sizeof(k->reason), "not measured: %s (%s:%d)",
+			 need == -3 ? "the sampler reports no sampler_cpu_ns to check"
+			 : need == -2 ? "no process accounting in its runs (a tool's or "
+					"exec run, or an older file)"
+				      : "needs a `none` run or host calibration in the file",
+			 cfg->name, b->line);
+	} else {
+		snprintf(k->reason, sizeof(k->reason), "NaN in every run, yet %s (%s:%d)",
+			 need > 0 ? "the sampler claims it" : "every sampler must give it",
+			 cfg->name, b->line);
+		settle(cfg, k, 0);
+	}
+}
+
+/* Judges a budget on the cell's run values: their median, the worst run (`worst`) or the
+ * sign test over the runs (`sign-test`), and settles the check. */
+static void judge_runs(struct bjudge *j)
+{
+	const struct gate_budget *b = j->b;
+	const struct gate_config *cfg = j->cfg;
+	struct gate_check *k = j->k;
+	int ok = gate_op_holds(b->op, k->current, j->limit);
+	char why[200] = "";
+
+	if (b->worst) {
+		/* a tail: one run over the limit anywhere in the cell is a verdict */
+		const struct sb_run *wr = gate_worst_run(j->cur, j->c, b->metric, b->op,
+							 &k->current);
+		ok = gate_op_holds(b->op, k->current, j->limit);
+		if (wr) {
+			char where[160];
+			gate_pause_where(wr, b->metric, where, sizeof(where));
+			snprintf(why, sizeof(why), ", worst of %zu runs: %s", j->n, where);
+		}
+	} else if (b->sign_test) {
+		/* buf may hold the reference's values */
+		size_t n = gate_cell_values(j->cur, j->c, b->metric, j->buf);
+		enum gate_state st = judge_sign_test(cfg, b, j->buf, n, j->limit, k, why,
+						     sizeof(why));
+		if (st == GATE_UNDECIDED) {
+			k->state = GATE_UNDECIDED;
+			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
+				 "(%s:%d)", gate_op_names[b->op], j->lim, why, cfg->name, b->line);
+			return;
+		}
+		ok = st == GATE_PASS;
+	}
+	if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
+		    !strcmp(b->metric, "window_unreported_p50_ns"))) {
+		char d[120];
+		gate_window_detail(j->cur, j->c, d, sizeof(d));
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
+	}
+	snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
+		 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], j->lim, why, cfg->name,
+		 b->line);
+	settle(cfg, k, ok);
+}
+
+/* Adds to res one check per budget that applies to cell c, each settled: its limit
+ * resolved, then judged on the cell's pooled samples (a quantile), on its runs, or on
+ * the absence of values. buf holds the values of any cell (the caller's). */
 static void budget_checks(const struct gate_config *cfg, const struct gate_side *cur,
 			  const struct cells *cs, const struct cell *c, struct gate_result *res,
 			  size_t *cap, double *buf)
@@ -329,184 +507,32 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 	fmt_class(cls, sizeof(cls), &c->cls);
 	for (int i = 0; i < cfg->nbudgets; i++) {
 		const struct gate_budget *b = &cfg->budgets[i];
-		if (!budget_applies(b, c, cur->host))
+		if (!budget_judged_on(b, c, cur->host))
 			continue;
-		/* the `none` reference takes no samples: only run-level budgets apply to it,
-		 * and the program's own integrity checks */
-		if (c->cls.baseline && gate_pseudo_index(b->metric) < 0 &&
-		    strcmp(b->metric, "checksum_errors") && strncmp(b->metric, "integrity_", 10))
-			continue;
-		size_t n = gate_cell_values(cur, c, b->metric, buf);
-		struct gate_check *k = add_check(res, cap, c, GATE_BUDGET, b->metric);
-		if (!k)
+		struct bjudge j = { .cfg = cfg, .cur = cur, .cs = cs, .c = c, .b = b, .buf = buf };
+		j.n = gate_cell_values(cur, c, b->metric, buf);
+		j.k = add_check(res, cap, c, GATE_BUDGET, b->metric);
+		if (!j.k)
 			return;
-		snprintf(k->why, sizeof(k->why), "rule %.60s:%d `%.130s`; %s: %.170s", cfg->name,
-			 b->line, b->text, c->sampler, cls);
-		k->ncur = (int)n;
-		k->current = median_of(buf, n);
-		double limit = b->value;
-		char lim[96], rvs[32];
-		gate_fmt_value(lim, sizeof(lim), b->metric, limit);
-		if (b->host_fact[0]) {
-			double f = host_fact(cur->host, b->host_fact);
-			if (isnan(f)) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: the file has no "
-					 "host fact %s (no calibration) for %s %g * host.%s (%s:%d)",
-					 b->host_fact, gate_op_names[b->op], b->value, b->host_fact,
-					 cfg->name, b->line);
-				continue;
-			}
-			limit = b->value * f;
-			gate_fmt_value(rvs, sizeof(rvs), b->host_fact, f);
-			snprintf(lim, sizeof(lim), "%g x host %s %s = ", b->value, b->host_fact, rvs);
-			size_t u = strlen(lim);
-			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
-		}
-		if (b->ref_sampler[0]) {
-			const struct cell *rc = gate_cells_find(cs, b->ref_sampler, c->workload, c->threads,
-							   c->hz);
-			size_t rn = rc ? gate_cell_values(cur, rc, b->ref_metric, buf) : 0;
-			double rv = median_of(buf, rn);
-			if (isnan(rv)) {
-				/* without `none` runs a limit against none is not measured, as
-				 * overhead is; another missing reference is a warning */
-				int none = !strcmp(b->ref_sampler, "none");
-				k->state = none ? GATE_NA : GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "%sno %s %s in this cell to "
-					 "compare with (%s:%d)", none ? "not measured: " : "",
-					 b->ref_sampler, b->ref_metric, cfg->name, b->line);
-				continue;
-			}
-			limit = rv + b->value;
-			gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
-			snprintf(lim, sizeof(lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
-			size_t u = strlen(lim);
-			gate_fmt_value(lim + u, sizeof(lim) - u, b->metric, limit);
-		}
-		k->baseline = limit;
-		if (b->calm) {
-			double busy = none_pause_max(cur, cs, c);
-			if (busy > GATE_BUSY_NONE_PAUSE_FRACTION) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not applicable: the host was "
-					 "busy in this cell (a none run lost %.1f%% of its time, over "
-					 "%.0f%%), the floors of the file's start and end do not "
-					 "describe it (%s:%d)", busy * 100,
-					 GATE_BUSY_NONE_PAUSE_FRACTION * 100, cfg->name, b->line);
-				continue;
-			}
-		}
-		if (b->floor_fact[0]) {
-			double fl = host_fact(cur->host, b->floor_fact) * b->floor_factor;
-			if (isnan(fl) && cur->host->ncalib > 0) {
-				/* calibrated, but before this floor was measured: whether the host
-				 * allows the budget is unknown (without any calibration the
-				 * budget is judged as written) */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: the file's "
-					 "calibration has no host fact %s, the floor of %s %s (%s:%d)",
-					 b->floor_fact, gate_op_names[b->op], lim, cfg->name, b->line);
-				continue;
-			}
-			if (!isnan(fl) && !gate_op_holds(b->op, fl, limit)) {
-				char fs[32];
-				gate_fmt_value(fs, sizeof(fs), b->floor_fact, fl);
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "absolute budget not applicable: "
-					 "floor %s (%g x host %s) is not %s %s (%s:%d)", fs,
-					 b->floor_factor, b->floor_fact, gate_op_names[b->op], lim,
-					 cfg->name, b->line);
-				continue;
-			}
-		}
-		/* a quantile is judged on the cell's pooled samples unless the rule asks for its
-		 * runs' own values (per-run, sign-test, worst) */
+		snprintf(j.k->why, sizeof(j.k->why), "rule %.60s:%d `%.130s`; %s: %.170s",
+			 cfg->name, b->line, b->text, c->sampler, cls);
+		j.k->ncur = (int)j.n;
+		j.k->current = median_of(buf, j.n);
+		if (resolve_limit(&j) != 0 || host_disallows(&j))
+			continue;
+		/* a quantile is judged on the cell's pooled samples unless the rule asks for
+		 * its runs' own values (per-run, sign-test, worst) */
 		struct pooled pl;
 		if (b->per_run || b->sign_test || b->worst ||
 		    pooled_quantile(cur, c, b->metric, cfg->alpha, &pl) != 0 || pl.n == 0)
 			pl.n = 0;
-		if (n == 0 && pl.n == 0) {
-			long need = metric_needs(b->metric);
-			int ran = c->n > (size_t)(c->failed + c->skipped);
-			if (!ran) {
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "no values (%d failed, %d skipped "
-					 "runs) for budget %s %s (%s:%d)", c->failed, c->skipped,
-					 gate_op_names[b->op], lim, cfg->name, b->line);
-			} else if (!measured_nearby(cur, cs, c, b->metric, buf)) {
-				/* the workload does not define it (misattributed_fraction on hotspot,
-				 * whose leaves are shared): nobody could have measured it */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: no sampler of this "
-					 "file gives it on %s (%s:%d)", c->workload, cfg->name, b->line);
-			} else if (need > 0 && (c->cls.caps & (unsigned long)need) != (unsigned long)need) {
-				unsigned long miss = (unsigned long)need & ~(unsigned long)c->cls.caps;
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: %s does not claim "
-					 "%s (%s:%d)", c->sampler, cap_name((long)(miss & -miss)),
-					 cfg->name, b->line);
-			} else if (!cell_sampled(cur, c)) {
-				/* a fraction of samples has no value without samples; whether
-				 * none was right is the counting rules' question (rate_accuracy,
-				 * which says where the mechanism allows none: churn, syscall) */
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: no samples in "
-					 "any run, counts are judged by the rate rules (%s:%d)",
-					 cfg->name, b->line);
-			} else if (need < 0) {
-				k->state = GATE_NA;
-				snprintf(k->reason, sizeof(k->reason), "not measured: %s (%s:%d)",
-					 need == -3 ? "the sampler reports no sampler_cpu_ns to check"
-					 : need == -2 ? "no process accounting in its runs (a tool's or "
-							"exec run, or an older file)"
-						      : "needs a `none` run or host calibration in the file",
-					 cfg->name, b->line);
-			} else {
-				snprintf(k->reason, sizeof(k->reason), "NaN in every run, yet %s (%s:%d)",
-					 need > 0 ? "the sampler claims it" : "every sampler must give it",
-					 cfg->name, b->line);
-				settle(cfg, k, 0);
-			}
-			continue;
-		}
-		if (pl.n > 0) {
-			/* a quantile: judged on every sample of the cell, failing only when its
-			 * confidence interval lies beyond the limit */
-			judge_pooled(cfg, b, &pl, limit, lim, k);
-			continue;
-		}
-		int ok = gate_op_holds(b->op, k->current, limit);
-		char why[200] = "";
-		if (b->worst) {
-			/* a tail: one run over the limit anywhere in the cell is a verdict */
-			const struct sb_run *wr = gate_worst_run(cur, c, b->metric, b->op, &k->current);
-			ok = gate_op_holds(b->op, k->current, limit);
-			if (wr) {
-				char where[160];
-				gate_pause_where(wr, b->metric, where, sizeof(where));
-				snprintf(why, sizeof(why), ", worst of %zu runs: %s", n, where);
-			}
-		} else if (b->sign_test) {
-			n = gate_cell_values(cur, c, b->metric, buf); /* buf held the reference */
-			enum gate_state st = judge_sign_test(cfg, b, buf, n, limit, k, why, sizeof(why));
-			if (st == GATE_UNDECIDED) {
-				k->state = GATE_UNDECIDED;
-				snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
-					 "(%s:%d)", gate_op_names[b->op], lim, why, cfg->name, b->line);
-				continue;
-			}
-			ok = st == GATE_PASS;
-		}
-		if (!ok && (!strcmp(b->metric, "window_report_ratio") ||
-			    !strcmp(b->metric, "window_unreported_p50_ns"))) {
-			char d[120];
-			gate_window_detail(cur, c, d, sizeof(d));
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
-		}
-		snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
-			 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], lim, why, cfg->name, b->line);
-		settle(cfg, k, ok);
+		if (j.n == 0 && pl.n == 0)
+			judge_without_values(&j);
+		else if (pl.n > 0)
+			/* failing only when its confidence interval lies beyond the limit */
+			judge_pooled(cfg, b, &pl, j.limit, j.lim, j.k);
+		else
+			judge_runs(&j);
 	}
 }
 
@@ -574,6 +600,95 @@ static int split_variants(const struct gate_side *cur, struct sb_run **a, size_t
 	return 1;
 }
 
+/* Across two files: warns of host differences, and compares timing metrics only when both
+ * files carry the same host fingerprint (mode->timing 0 otherwise, said in a note). */
+static void compare_hosts(const struct gate_side *base, const struct gate_side *cur,
+			  struct reg_mode *mode, struct gate_result *res)
+{
+	host_warnings(base, cur, res);
+	const char *fa = base->host->fingerprint, *fb = cur->host->fingerprint;
+	if (fa[0] && fb[0] && !strcmp(fa, fb))
+		return;
+	mode->timing = 0;
+	if (fa[0] && fb[0])
+		add_note(res, "timing metrics were not compared: the baseline's host "
+			 "fingerprint '%s' is not the current file's '%s' (timings "
+			 "compare only within one machine class); correctness metrics "
+			 "were", fa, fb);
+	else
+		add_note(res, "timing metrics were not compared: %s, so the machines "
+			 "cannot be known to match; correctness metrics were",
+			 !fa[0] && !fb[0] ? "neither file has a host fingerprint" :
+			 !fa[0] ? "the baseline has no host fingerprint" :
+				  "the current file has no host fingerprint");
+}
+
+/* Same-run A/B: one family of pooled tests, the cells of B (cc) found in A (bc) times the
+ * pooled regress rules. Bonferroni over them keeps the chance of any false alarm in a
+ * HEAD-vs-HEAD comparison under alpha: sets mode->alpha_ab and says so in a note. */
+static void ab_family(const struct gate_config *cfg, const struct cells *cc,
+		      const struct cells *bc, struct reg_mode *mode, struct gate_result *res)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < cc->n; i++)
+		if (gate_cells_find(bc, cc->v[i].sampler, cc->v[i].workload, cc->v[i].threads,
+				    cc->v[i].hz))
+			for (int r = 0; r < cfg->nrules; r++)
+				m += is_pooled_metric(cfg->rules[r].metric);
+	mode->alpha_ab = cfg->alpha / (double)(m ? m : 1);
+	add_note(res, "same-run A/B: variant B (candidate) judged against variant A "
+		 "(reference) of this file with every regress rule, timing included (same "
+		 "machine, same session); quantiles pooled over samples, %zu tests at "
+		 "alpha %g/%zu, absolute minimum effects only", m, cfg->alpha, m ? m : 1);
+}
+
+/* Adds a warning check: cell c is missing on the other side (`where`). Returns 0, or -1
+ * when out of memory. */
+static int add_missing(struct gate_result *res, size_t *cap, const struct cell *c,
+		       const char *where)
+{
+	struct gate_check *k = add_check(res, cap, c, GATE_MISSING, "-");
+	if (!k)
+		return -1;
+	k->state = GATE_WARN;
+	snprintf(k->reason, sizeof(k->reason), "cell missing in the %s", where);
+	return 0;
+}
+
+/* Checks every cell of cur (cells cc): against its baseline cell in bc (base: regression
+ * checks, or a missing cell), then the budgets; and warns of the baseline's cells cur
+ * lacks. b1 and b2 hold any cell's values. Returns 0, or -1 when out of memory. */
+static int check_cells(const struct gate_config *cfg, const struct gate_side *base,
+		       const struct gate_side *cur, const struct cells *cc,
+		       const struct cells *bc, const struct reg_mode *mode,
+		       struct gate_result *res, size_t *cap, double *b1, double *b2)
+{
+	for (size_t i = 0; i < cc->n; i++) {
+		const struct cell *c = &cc->v[i];
+		if (cur->only && strcmp(c->sampler, cur->only))
+			continue;
+		if (base) {
+			const struct cell *b = gate_cells_find(bc, c->sampler, c->workload,
+							       c->threads, c->hz);
+			if (b)
+				regression_checks(cfg, base, b, cur, c, mode, res, cap, b1, b2);
+			else if (add_missing(res, cap, c, mode->ab ? "A variant" : "baseline") != 0)
+				return -1;
+		}
+		budget_checks(cfg, cur, cc, c, res, cap, b1);
+	}
+	for (size_t i = 0; base && i < bc->n; i++) {
+		const struct cell *b = &bc->v[i];
+		if (cur->only && strcmp(b->sampler, cur->only))
+			continue;
+		if (gate_cells_find(cc, b->sampler, b->workload, b->threads, b->hz))
+			continue;
+		if (add_missing(res, cap, b, mode->ab ? "B variant" : "current run") != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Evaluates cfg on cur, all of one host, against base (NULL: budgets only), appending
  * to res. Returns 0 or -1 (memory). */
 static int eval_host(const struct gate_config *cfg, const struct gate_side *base,
@@ -609,78 +724,16 @@ static int eval_host(const struct gate_config *cfg, const struct gate_side *base
 	b2 = malloc(maxruns * sizeof(*b2));
 	if (!b1 || !b2 || gate_cells_build(cur, &cc) || (base && gate_cells_build(base, &bc)))
 		goto cleanup;
-	if (base && !ab) {
-		host_warnings(base, cur, res);
-		const char *fa = base->host->fingerprint, *fb = cur->host->fingerprint;
-		if (!fa[0] || !fb[0] || strcmp(fa, fb)) {
-			mode.timing = 0;
-			if (fa[0] && fb[0])
-				add_note(res, "timing metrics were not compared: the baseline's host "
-					 "fingerprint '%s' is not the current file's '%s' (timings "
-					 "compare only within one machine class); correctness metrics "
-					 "were", fa, fb);
-			else
-				add_note(res, "timing metrics were not compared: %s, so the machines "
-					 "cannot be known to match; correctness metrics were",
-					 !fa[0] && !fb[0] ? "neither file has a host fingerprint" :
-					 !fa[0] ? "the baseline has no host fingerprint" :
-						  "the current file has no host fingerprint");
-		}
-	}
-	if (ab) {
-		/* one family of pooled tests: Bonferroni over them keeps the chance of any
-		 * false alarm in a HEAD-vs-HEAD comparison under alpha */
-		size_t m = 0;
-		for (size_t i = 0; i < cc.n; i++)
-			if (gate_cells_find(&bc, cc.v[i].sampler, cc.v[i].workload, cc.v[i].threads,
-				       cc.v[i].hz))
-				for (int r = 0; r < cfg->nrules; r++)
-					m += is_pooled_metric(cfg->rules[r].metric);
-		mode.alpha_ab = cfg->alpha / (double)(m ? m : 1);
-		add_note(res, "same-run A/B: variant B (candidate) judged against variant A "
-			 "(reference) of this file with every regress rule, timing included (same "
-			 "machine, same session); quantiles pooled over samples, %zu tests at "
-			 "alpha %g/%zu, absolute minimum effects only", m, cfg->alpha, m ? m : 1);
-	}
+	if (base && !ab)
+		compare_hosts(base, cur, &mode, res);
+	if (ab)
+		ab_family(cfg, &cc, &bc, &mode, res);
 	if (cur->host->tick_hz <= 0 &&
 	    res->nwarnings < (int)(sizeof(res->warnings) / sizeof(res->warnings[0])))
 		snprintf(res->warnings[res->nwarnings++], sizeof(res->warnings[0]),
 			 "the current file has no kernel tick rate: budgets conditioned on hz<=tick "
 			 "are not applied");
-
-	for (size_t i = 0; i < cc.n; i++) {
-		const struct cell *c = &cc.v[i];
-		if (cur->only && strcmp(c->sampler, cur->only))
-			continue;
-		if (base) {
-			const struct cell *b = gate_cells_find(&bc, c->sampler, c->workload, c->threads, c->hz);
-			if (b) {
-				regression_checks(cfg, base, b, cur, c, &mode, res, &cap, b1, b2);
-			} else {
-				struct gate_check *k = add_check(res, &cap, c, GATE_MISSING, "-");
-				if (!k)
-					goto cleanup;
-				k->state = GATE_WARN;
-				snprintf(k->reason, sizeof(k->reason), "cell missing in the %s",
-					 ab ? "A variant" : "baseline");
-			}
-		}
-		budget_checks(cfg, cur, &cc, c, res, &cap, b1);
-	}
-	for (size_t i = 0; base && i < bc.n; i++) {
-		const struct cell *b = &bc.v[i];
-		if (cur->only && strcmp(b->sampler, cur->only))
-			continue;
-		if (gate_cells_find(&cc, b->sampler, b->workload, b->threads, b->hz))
-			continue;
-		struct gate_check *k = add_check(res, &cap, b, GATE_MISSING, "-");
-		if (!k)
-			goto cleanup;
-		k->state = GATE_WARN;
-		snprintf(k->reason, sizeof(k->reason), "cell missing in the %s",
-			 ab ? "B variant" : "current run");
-	}
-	rc = 0;
+	rc = check_cells(cfg, base, cur, &cc, &bc, &mode, res, &cap, b1, b2);
 cleanup:
 	/* the checks copied every name they need: the cells can go */
 	gate_cells_free(&cc);

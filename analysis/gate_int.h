@@ -1,6 +1,11 @@
-/* gate_int.h - what the three parts of the gate share (not part of the interface):
- * gate_parse.c (the budgets language), gate_eval.c (cells, classes, checks), gate_out.c
- * (verdict table, JUnit, JSON). */
+/* gate_int.h - what the parts of the gate share (not part of the interface). The parts
+ * call in one direction, each only those listed before it:
+ *   gate_parse.c   the budgets language and its vocabulary (operators, metrics, pooled
+ *                  quantiles, capabilities, how a value is printed);
+ *   gate_cells.c   cells, classes and hosts of a side, and the check a cell adds;
+ *   gate_pauses.c, gate_regress.c   the judgements of tails and of regressions;
+ *   gate_eval.c    each host's cells checked against the budgets, the result assembled;
+ *   gate_out.c     the verdict table, JUnit, JSON. */
 #ifndef SB_GATE_INT_H
 #define SB_GATE_INT_H
 
@@ -26,6 +31,21 @@ extern const struct gate_cap_name gate_cap_names[GATE_NCAPS];
 extern const char *const gate_op_names[6]; /* by enum gate_op */
 /* Whether `a OP b` holds (false when either is NaN, but for !=). */
 int gate_op_holds(enum gate_op op, double a, double b);
+
+/* Quantile metrics judged on every sample of a cell pooled over its repetitions: the
+ * sample field they read (or GATE_OBSERVED_WINDOW) and the quantile. */
+#define GATE_OBSERVED_WINDOW ((size_t)-1) /* not a field: the sample's observed window */
+struct gate_pooled_metric {
+	const char *metric;
+	size_t field;
+	double q;
+};
+#define GATE_NPOOLED 6
+extern const struct gate_pooled_metric gate_pooled_metrics[GATE_NPOOLED];
+/* The pooled metric named m, or NULL. */
+const struct gate_pooled_metric *gate_pooled_find(const char *m);
+/* 1 when m is a pooled quantile metric (gate_pooled_find), else 0. */
+int is_pooled_metric(const char *m);
 
 /* Index of a cell-level pseudo metric (failed_runs, skipped_runs, lossy_runs), or -1. */
 int gate_pseudo_index(const char *name);
@@ -98,6 +118,8 @@ struct reg_mode {
 
 /* "cpu clock, per-thread, tick-driven, claims thread_ids,weights (built-in table)" */
 void fmt_class(char *buf, size_t len, const struct gate_class *c);
+/* Appends a passing check of metric on cell c to res (growing res->checks, *cap its room)
+ * and returns it, or NULL when out of memory. */
 struct gate_check *add_check(struct gate_result *res, size_t *cap, const struct cell *c,
 			     enum gate_kind kind, const char *metric);
 /* P(X >= k) for X ~ Binomial(n, 1/2): the one-sided sign test of "k of n runs over". */
@@ -110,7 +132,6 @@ double sign_test_p(int k, int n);
  * out of memory or the metric is not a pooled one. */
 int pooled_quantile(const struct gate_side *side, const struct cell *c, const char *metric,
 		    double alpha, struct pooled *pl);
-int is_pooled_metric(const char *m);
 
 /* --- observed pauses (gate_pauses.c) --- */
 /* The cell's ok run with the worst value of metric (the highest for <= and <, the lowest

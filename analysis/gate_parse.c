@@ -1,13 +1,15 @@
 /* gate_parse.c - the budgets language of the gate (ci/budgets; docs/gate.md): directives,
- * values with units, conditions, class selectors, host facts, expect lines. */
+ * values with units, conditions, class selectors, host facts, expect lines; and its
+ * vocabulary, which the rest of the gate uses (operators, metric names, pooled quantiles,
+ * how a value is printed). */
 #include "analysis/gate_int.h"
-#include "core/config_error.h"
+#include "core/conf_lex.h"
 #include "core/util.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,30 +64,58 @@ int gate_is_ns_metric(const char *name)
 	return n > 3 && !strcmp(name + n - 3, "_ns");
 }
 
-/* --- config parsing --- */
-
-struct cparser {
-	const char *name;
-	int line;
-	char *err;
-	size_t errlen;
-};
-
-static int cerr(struct cparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Writes "name:line: message" into p->err. Always returns -1. */
-static int cerr(struct cparser *p, const char *fmt, ...)
+int gate_op_holds(enum gate_op op, double a, double b)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_config_verr(p->err, p->errlen, p->name, p->line, fmt, ap);
-	va_end(ap);
-	return -1;
+	switch (op) {
+	case GATE_LE: return a <= b;
+	case GATE_GE: return a >= b;
+	case GATE_LT: return a < b;
+	case GATE_GT: return a > b;
+	case GATE_EQ: return a == b;
+	case GATE_NE: return a != b;
+	}
+	return 0;
 }
 
+void gate_fmt_value(char *buf, size_t len, const char *metric, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (gate_is_ns_metric(metric))
+		snprintf(buf, len, "%.1fµs", v / 1e3);
+	else if (v == floor(v) && fabs(v) < 1e9)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* Quantile metrics judged on every sample of a cell pooled over its repetitions. */
+const struct gate_pooled_metric gate_pooled_metrics[GATE_NPOOLED] = {
+	{ "stop_latency_p50_ns", offsetof(struct sb_sample, stop_latency_ns), 0.5 },
+	{ "stop_latency_p99_ns", offsetof(struct sb_sample, stop_latency_ns), 0.99 },
+	{ "suspend_window_p50_ns", offsetof(struct sb_sample, suspend_window_ns), 0.5 },
+	{ "suspend_window_p99_ns", offsetof(struct sb_sample, suspend_window_ns), 0.99 },
+	{ "window_observed_p50_ns", GATE_OBSERVED_WINDOW, 0.5 },
+	{ "window_observed_p99_ns", GATE_OBSERVED_WINDOW, 0.99 },
+};
+
+const struct gate_pooled_metric *gate_pooled_find(const char *m)
+{
+	for (size_t i = 0; i < GATE_NPOOLED; i++)
+		if (!strcmp(gate_pooled_metrics[i].metric, m))
+			return &gate_pooled_metrics[i];
+	return NULL;
+}
+
+int is_pooled_metric(const char *m)
+{
+	return gate_pooled_find(m) != NULL;
+}
+
+/* --- config parsing --- */
+
 /* Parses a number with an optional unit: ns, us, µs, ms, s (to ns) or % (to a fraction). */
-static int parse_value(struct cparser *p, const char *s, double *out)
+static int parse_value(struct conf_lex *p, const char *s, double *out)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
 		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "µs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
@@ -95,26 +125,26 @@ static int parse_value(struct cparser *p, const char *s, double *out)
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v))
-		return cerr(p, "invalid number '%s'", s);
+		return conf_err(p, "invalid number '%s'", s);
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (!strcmp(end, units[i].suffix)) {
 			*out = v * units[i].scale;
 			return 0;
 		}
-	return cerr(p, "unknown unit in '%s' (expected ns, us, ms, s or %%)", s);
+	return conf_err(p, "unknown unit in '%s' (expected ns, us, ms, s or %%)", s);
 }
 
-static int check_metric(struct cparser *p, const char *m, int allow_pseudo)
+static int check_metric(struct conf_lex *p, const char *m, int allow_pseudo)
 {
 	if (gate_metric_index(m) >= 0 || (allow_pseudo && gate_pseudo_index(m) >= 0))
 		return 0;
-	return cerr(p, "unknown metric '%s' (see 'sampbench show --help')", m);
+	return conf_err(p, "unknown metric '%s' (see 'sampbench show --help')", m);
 }
 
-static int check_sampler(struct cparser *p, const char *s)
+static int check_sampler(struct conf_lex *p, const char *s)
 {
 	if (strlen(s) >= GATE_NAME_LEN || !sampler_find(s))
-		return cerr(p, "unknown sampler '%s' (see 'sampbench list')", s);
+		return conf_err(p, "unknown sampler '%s' (see 'sampbench list')", s);
 	return 0;
 }
 
@@ -141,52 +171,52 @@ static int var_index(const char *s)
 }
 
 /* `threads<=cores`, `hz<=tick`, `hz>250`, `workload=skewed`, `sampler!=none`, `build=plain`. */
-static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
+static int parse_cond(struct conf_lex *p, const char *s, struct gate_cond *c)
 {
 	size_t k = strcspn(s, "<>=!");
 	char lhs[GATE_NAME_LEN], opbuf[3] = "", *rhs;
 
 	if (k == 0 || k >= sizeof(lhs) || !s[k])
-		return cerr(p, "malformed condition '%s' (expected e.g. threads<=cores)", s);
+		return conf_err(p, "malformed condition '%s' (expected e.g. threads<=cores)", s);
 	memcpy(lhs, s, k);
 	lhs[k] = 0;
 	size_t o = strspn(s + k, "<>=!");
 	if (o > 2)
-		return cerr(p, "malformed condition '%s'", s);
+		return conf_err(p, "malformed condition '%s'", s);
 	memcpy(opbuf, s + k, o);
 	opbuf[o] = 0;
 	rhs = (char *)s + k + o;
 	memset(c, 0, sizeof(*c));
 	if (parse_op(opbuf, &c->op))
-		return cerr(p, "unknown operator '%s' in condition '%s'", opbuf, s);
+		return conf_err(p, "unknown operator '%s' in condition '%s'", opbuf, s);
 	c->lhs = var_index(lhs);
 	if (c->lhs < 0)
-		return cerr(p, "unknown variable '%s' in condition '%s' (expected threads, hz, "
+		return conf_err(p, "unknown variable '%s' in condition '%s' (expected threads, hz, "
 			       "cores, tick, workload, sampler, build, clock, scope or has)", lhs, s);
 	if (!*rhs)
-		return cerr(p, "condition '%s' has no right side", s);
+		return conf_err(p, "condition '%s' has no right side", s);
 	if (IS_NAME_VAR(c->lhs)) {
 		if (c->op != GATE_EQ && c->op != GATE_NE)
-			return cerr(p, "'%s' compares names: use = or !=", lhs);
+			return conf_err(p, "'%s' compares names: use = or !=", lhs);
 		if (strlen(rhs) >= sizeof(c->name))
-			return cerr(p, "name too long in condition '%s'", s);
+			return conf_err(p, "name too long in condition '%s'", s);
 		snprintf(c->name, sizeof(c->name), "%s", rhs);
 		c->rhs = -1;
 		if (c->lhs == V_CLOCK && strcmp(rhs, "cpu") && strcmp(rhs, "wall"))
-			return cerr(p, "unknown clock '%s' (expected cpu or wall)", rhs);
+			return conf_err(p, "unknown clock '%s' (expected cpu or wall)", rhs);
 		if (c->lhs == V_SCOPE && strcmp(rhs, "process") && strcmp(rhs, "thread"))
-			return cerr(p, "unknown scope '%s' (expected process or thread)", rhs);
+			return conf_err(p, "unknown scope '%s' (expected process or thread)", rhs);
 		if (c->lhs == V_HAS) {
 			unsigned cap;
 			if (strcmp(rhs, "tick") && gate_cap_find(rhs, &cap) != 0)
-				return cerr(p, "unknown capability '%s' (expected thread_ids, weights, "
+				return conf_err(p, "unknown capability '%s' (expected thread_ids, weights, "
 					       "stacks, stop_latency, suspend_window or tick)", rhs);
 		}
 		return 0;
 	}
 	c->rhs = var_index(rhs);
 	if (c->rhs >= 0 && IS_NAME_VAR(c->rhs))
-		return cerr(p, "cannot compare '%s' with a name", lhs);
+		return conf_err(p, "cannot compare '%s' with a name", lhs);
 	if (c->rhs < 0)
 		return parse_value(p, rhs, &c->value);
 	return 0;
@@ -194,20 +224,12 @@ static int parse_cond(struct cparser *p, const char *s, struct gate_cond *c)
 
 #define MAX_TOKENS 48
 
-static int tokenize(char *s, char **tok)
-{
-	int n = 0;
-	for (char *t = strtok(s, " \t"); t && n < MAX_TOKENS; t = strtok(NULL, " \t"))
-		tok[n++] = t;
-	return n;
-}
-
-static int parse_rule(struct cparser *p, struct gate_config *cfg, char **tok, int n)
+static int parse_rule(struct conf_lex *p, struct gate_config *cfg, char **tok, int n)
 {
 	if (n < 4 || n > 5)
-		return cerr(p, "expected 'regress METRIC up|down|off-one MIN_EFFECT [MIN_REL%%]'");
+		return conf_err(p, "expected 'regress METRIC up|down|off-one MIN_EFFECT [MIN_REL%%]'");
 	if (cfg->nrules == GATE_MAX_RULES)
-		return cerr(p, "too many regress rules (at most %d)", GATE_MAX_RULES);
+		return conf_err(p, "too many regress rules (at most %d)", GATE_MAX_RULES);
 	struct gate_rule *r = &cfg->rules[cfg->nrules];
 	memset(r, 0, sizeof(*r));
 	r->line = p->line;
@@ -221,21 +243,21 @@ static int parse_rule(struct cparser *p, struct gate_config *cfg, char **tok, in
 	else if (!strcmp(tok[2], "off-one"))
 		r->dir = GATE_OFF_ONE;
 	else
-		return cerr(p, "unknown direction '%s' (expected up, down or off-one)", tok[2]);
+		return conf_err(p, "unknown direction '%s' (expected up, down or off-one)", tok[2]);
 	if (parse_value(p, tok[3], &r->min_abs))
 		return -1;
 	if (r->min_abs < 0)
-		return cerr(p, "minimum effect must be >= 0, got %s", tok[3]);
+		return conf_err(p, "minimum effect must be >= 0, got %s", tok[3]);
 	if (n == 5) {
 		size_t l = strlen(tok[4]);
 		if (l < 2 || tok[4][l - 1] != '%')
-			return cerr(p, "relative minimum effect must be a percentage, got '%s'", tok[4]);
+			return conf_err(p, "relative minimum effect must be a percentage, got '%s'", tok[4]);
 		if (parse_value(p, tok[4], &r->min_rel) || r->min_rel < 0)
-			return r->min_rel < 0 ? cerr(p, "relative minimum must be >= 0") : -1;
+			return r->min_rel < 0 ? conf_err(p, "relative minimum must be >= 0") : -1;
 	}
 	for (int i = 0; i < cfg->nrules; i++)
 		if (!strcmp(cfg->rules[i].metric, r->metric))
-			return cerr(p, "second regress rule for '%s' (first on line %d)", r->metric,
+			return conf_err(p, "second regress rule for '%s' (first on line %d)", r->metric,
 				    cfg->rules[i].line);
 	cfg->nrules++;
 	return 0;
@@ -244,7 +266,7 @@ static int parse_rule(struct cparser *p, struct gate_config *cfg, char **tok, in
 /* The modifiers after a budget's value and floor, from tok[i]: calm, sign-test [far V],
  * worst, per-run, in that order. Returns the index of the first token after them, or -1
  * after one error line. */
-static int parse_modifiers(struct cparser *p, struct gate_budget *b, char **tok, int n, int i)
+static int parse_modifiers(struct conf_lex *p, struct gate_budget *b, char **tok, int n, int i)
 {
 	b->far = NAN;
 	if (i < n && !strcmp(tok[i], "calm")) {
@@ -259,29 +281,29 @@ static int parse_modifiers(struct cparser *p, struct gate_budget *b, char **tok,
 		/* every run beyond V fails on its size, however few the runs: a limit the
 		 * test alone cannot reach with 3 runs */
 		if (!b->sign_test)
-			return cerr(p, "'far' needs 'sign-test' before it");
+			return conf_err(p, "'far' needs 'sign-test' before it");
 		if (i + 1 >= n)
-			return cerr(p, "'far' needs a value after it");
+			return conf_err(p, "'far' needs a value after it");
 		if (parse_value(p, tok[i + 1], &b->far))
 			return -1;
 		if (b->op == GATE_EQ || b->op == GATE_NE)
-			return cerr(p, "'far' needs an ordering operator (<=, >=, <, >)");
+			return conf_err(p, "'far' needs an ordering operator (<=, >=, <, >)");
 		if (!b->host_fact[0] && !b->ref_sampler[0] && gate_op_holds(b->op, b->far, b->value))
-			return cerr(p, "'far' value %s is not beyond the limit %s", tok[i + 1],
+			return conf_err(p, "'far' value %s is not beyond the limit %s", tok[i + 1],
 				    tok[4]);
 		i += 2;
 	}
 	if (i < n && !strcmp(tok[i], "worst")) {
 		if (b->sign_test)
-			return cerr(p, "'worst' and 'sign-test' exclude each other");
+			return conf_err(p, "'worst' and 'sign-test' exclude each other");
 		b->worst = 1;
 		i++;
 	}
 	if (i < n && !strcmp(tok[i], "per-run")) {
 		if (b->sign_test || b->worst)
-			return cerr(p, "'per-run' excludes 'sign-test' and 'worst'");
+			return conf_err(p, "'per-run' excludes 'sign-test' and 'worst'");
 		if (!is_pooled_metric(b->metric))
-			return cerr(p, "'per-run' needs a quantile metric pooled over samples, got "
+			return conf_err(p, "'per-run' needs a quantile metric pooled over samples, got "
 				       "'%s'", b->metric);
 		b->per_run = 1;
 		i++;
@@ -289,37 +311,37 @@ static int parse_modifiers(struct cparser *p, struct gate_budget *b, char **tok,
 	return i;
 }
 
-static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, int n,
+static int parse_budget(struct conf_lex *p, struct gate_config *cfg, char **tok, int n,
 			const char *text)
 {
 	if (n < 5)
-		return cerr(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [calm] "
+		return conf_err(p, "expected 'budget SAMPLERS METRIC OP VALUE [floor host.F] [calm] "
 			       "[sign-test [far V]|worst|per-run] [if COND...]'");
 	if (cfg->nbudgets == GATE_MAX_BUDGETS)
-		return cerr(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
+		return conf_err(p, "too many budgets (at most %d)", GATE_MAX_BUDGETS);
 	struct gate_budget *b = &cfg->budgets[cfg->nbudgets];
 	memset(b, 0, sizeof(*b));
 	b->line = p->line;
 	snprintf(b->text, sizeof(b->text), "%.159s", text);
 
 	if (strcmp(tok[1], "*")) {
-		char list[512];
+		char list[512], *rest = list;
 		snprintf(list, sizeof(list), "%s", tok[1]);
-		for (char *save, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		for (char *s; (s = conf_word(&rest, ",")) != NULL;) {
 			if (b->nsamplers == GATE_MAX_LIST)
-				return cerr(p, "too many samplers (at most %d)", GATE_MAX_LIST);
+				return conf_err(p, "too many samplers (at most %d)", GATE_MAX_LIST);
 			if (check_sampler(p, s))
 				return -1;
 			snprintf(b->samplers[b->nsamplers++], GATE_NAME_LEN, "%s", s);
 		}
 		if (b->nsamplers == 0)
-			return cerr(p, "empty sampler list");
+			return conf_err(p, "empty sampler list");
 	}
 	if (check_metric(p, tok[2], 1))
 		return -1;
 	snprintf(b->metric, sizeof(b->metric), "%s", tok[2]);
 	if (parse_op(tok[3], &b->op))
-		return cerr(p, "unknown operator '%s' (expected <=, >=, <, >, == or !=)", tok[3]);
+		return conf_err(p, "unknown operator '%s' (expected <=, >=, <, >, == or !=)", tok[3]);
 
 	int i = 4;
 	char *dot = strchr(tok[i], '.');
@@ -332,7 +354,7 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		i++;
 		if (i < n && (!strcmp(tok[i], "+") || !strcmp(tok[i], "-"))) {
 			if (i + 1 >= n)
-				return cerr(p, "'%s' needs a number after it", tok[i]);
+				return conf_err(p, "'%s' needs a number after it", tok[i]);
 			if (parse_value(p, tok[i + 1], &b->value))
 				return -1;
 			if (tok[i][0] == '-')
@@ -345,7 +367,7 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		i++;
 		if (i < n && !strcmp(tok[i], "*")) { /* 2.0 * host.rendezvous_p99_ns */
 			if (i + 1 >= n || strncmp(tok[i + 1], "host.", 5) || !tok[i + 1][5])
-				return cerr(p, "'*' needs a host fact after it (e.g. 2.0 * "
+				return conf_err(p, "'*' needs a host fact after it (e.g. 2.0 * "
 					       "host.rendezvous_p99_ns)");
 			snprintf(b->host_fact, sizeof(b->host_fact), "%.47s", tok[i + 1] + 5);
 			i += 2;
@@ -357,12 +379,12 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		if (i + 3 < n && !strcmp(tok[i + 2], "*")) {
 			b->floor_factor = strtod(tok[i + 1], &end);
 			if (end == tok[i + 1] || *end || !(b->floor_factor > 0))
-				return cerr(p, "'floor' factor must be a positive number, got '%s'",
+				return conf_err(p, "'floor' factor must be a positive number, got '%s'",
 					    tok[i + 1]);
 			i += 2;
 		}
 		if (i + 1 >= n || strncmp(tok[i + 1], "host.", 5) || !tok[i + 1][5])
-			return cerr(p, "'floor' needs a host fact after it (e.g. floor "
+			return conf_err(p, "'floor' needs a host fact after it (e.g. floor "
 				       "host.rendezvous_p99_ns)");
 		snprintf(b->floor_fact, sizeof(b->floor_fact), "%.47s", tok[i + 1] + 5);
 		i += 2;
@@ -372,13 +394,13 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 		return -1;
 	if (i < n) {
 		if (strcmp(tok[i], "if"))
-			return cerr(p, "expected 'if', 'floor', 'calm', 'sign-test', 'far', "
+			return conf_err(p, "expected 'if', 'floor', 'calm', 'sign-test', 'far', "
 				       "'worst', 'per-run' or the end of the line, got '%s'", tok[i]);
 		if (++i == n)
-			return cerr(p, "'if' needs a condition");
+			return conf_err(p, "'if' needs a condition");
 		for (; i < n; i++) {
 			if (b->nconds == GATE_MAX_CONDS)
-				return cerr(p, "too many conditions (at most %d)", GATE_MAX_CONDS);
+				return conf_err(p, "too many conditions (at most %d)", GATE_MAX_CONDS);
 			if (parse_cond(p, tok[i], &b->conds[b->nconds++]))
 				return -1;
 		}
@@ -388,14 +410,14 @@ static int parse_budget(struct cparser *p, struct gate_config *cfg, char **tok, 
 }
 
 /* `expect SAMPLER METRIC REASON...`: the sampler may be a plugin, so any name is taken. */
-static int parse_expect(struct cparser *p, struct gate_config *cfg, char **tok, int n)
+static int parse_expect(struct conf_lex *p, struct gate_config *cfg, char **tok, int n)
 {
 	if (n < 4)
-		return cerr(p, "expected 'expect SAMPLER METRIC REASON...' (the reason is required)");
+		return conf_err(p, "expected 'expect SAMPLER METRIC REASON...' (the reason is required)");
 	if (cfg->nexpects == GATE_MAX_EXPECTS)
-		return cerr(p, "too many expect lines (at most %d)", GATE_MAX_EXPECTS);
+		return conf_err(p, "too many expect lines (at most %d)", GATE_MAX_EXPECTS);
 	if (strlen(tok[1]) >= GATE_NAME_LEN)
-		return cerr(p, "sampler name too long '%s'", tok[1]);
+		return conf_err(p, "sampler name too long '%s'", tok[1]);
 	if (check_metric(p, tok[2], 1))
 		return -1;
 	struct gate_expect *e = &cfg->expects[cfg->nexpects++];
@@ -412,28 +434,23 @@ static int parse_expect(struct cparser *p, struct gate_config *cfg, char **tok, 
 int gate_config_parse(const char *text, const char *name, struct gate_config *cfg, char *err,
 		      size_t errlen)
 {
-	struct cparser p = { .name = name, .err = err, .errlen = errlen };
-	char *copy = strdup(text), *save, *line;
+	struct conf_lex p;
+	char *line;
 	int rc = -1;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->name = name;
 	cfg->alpha = 0.05;
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
+	if (conf_lex_open(&p, text, name, err, errlen) != 0)
 		return -1;
-	}
-	for (save = copy; (line = strsep(&save, "\n")) != NULL;) {
+	while ((line = conf_lex_next(&p)) != NULL) {
 		char *tok[MAX_TOKENS], clean[512];
-		p.line++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		int n = tokenize(line, tok);
+		conf_cut_comment(line);
+		int n = conf_words(line, " \t", tok, MAX_TOKENS);
 		if (n == 0)
 			continue;
-		if (n == MAX_TOKENS) {
-			cerr(&p, "line too long");
+		if (n >= MAX_TOKENS) {
+			conf_err(&p, "line too long");
 			goto cleanup;
 		}
 		clean[0] = 0;
@@ -453,12 +470,12 @@ int gate_config_parse(const char *text, const char *name, struct gate_config *cf
 			if (n != 2 || parse_value(&p, tok[1], &cfg->alpha) || !(cfg->alpha > 0) ||
 			    cfg->alpha >= 1) {
 				if (n != 2 || !(cfg->alpha > 0) || cfg->alpha >= 1)
-					cerr(&p, "expected 'alpha P' with 0 < P < 1");
+					conf_err(&p, "expected 'alpha P' with 0 < P < 1");
 				goto cleanup;
 			}
 		} else if (!strcmp(tok[0], "reference")) {
 			if (n != 2) {
-				cerr(&p, "expected 'reference SAMPLER'");
+				conf_err(&p, "expected 'reference SAMPLER'");
 				goto cleanup;
 			}
 			if (check_sampler(&p, tok[1]))
@@ -466,7 +483,7 @@ int gate_config_parse(const char *text, const char *name, struct gate_config *cf
 			snprintf(cfg->reference, sizeof(cfg->reference), "%s", tok[1]);
 		} else if (!strcmp(tok[0], "compare")) {
 			if (n < 2 || n - 1 > GATE_MAX_LIST) {
-				cerr(&p, "expected 'compare METRIC...' (1 to %d metrics)", GATE_MAX_LIST);
+				conf_err(&p, "expected 'compare METRIC...' (1 to %d metrics)", GATE_MAX_LIST);
 				goto cleanup;
 			}
 			cfg->ncompare = 0;
@@ -476,14 +493,14 @@ int gate_config_parse(const char *text, const char *name, struct gate_config *cf
 				snprintf(cfg->compare[cfg->ncompare++], GATE_NAME_LEN, "%s", tok[i]);
 			}
 		} else {
-			cerr(&p, "unknown directive '%s' (expected regress, budget, expect, alpha, "
+			conf_err(&p, "unknown directive '%s' (expected regress, budget, expect, alpha, "
 				 "reference or compare)", tok[0]);
 			goto cleanup;
 		}
 	}
 	rc = 0;
 cleanup:
-	free(copy);
+	conf_lex_close(&p);
 	return rc;
 }
 

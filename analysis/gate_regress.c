@@ -34,18 +34,6 @@ double sign_test_p(int k, int n)
 	return p / pow(2.0, n);
 }
 
-#define OBSERVED_WINDOW ((size_t)-1) /* not a field: the sample's observed window */
-
-/* Quantile metrics judged on every sample of a cell pooled over its repetitions. */
-static const struct { const char *metric; size_t field; double q; } pooled_metrics[] = {
-	{ "stop_latency_p50_ns", offsetof(struct sb_sample, stop_latency_ns), 0.5 },
-	{ "stop_latency_p99_ns", offsetof(struct sb_sample, stop_latency_ns), 0.99 },
-	{ "suspend_window_p50_ns", offsetof(struct sb_sample, suspend_window_ns), 0.5 },
-	{ "suspend_window_p99_ns", offsetof(struct sb_sample, suspend_window_ns), 0.99 },
-	{ "window_observed_p50_ns", OBSERVED_WINDOW, 0.5 },
-	{ "window_observed_p99_ns", OBSERVED_WINDOW, 0.99 },
-};
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -64,18 +52,15 @@ static void binom_pmf(size_t n, double q, double *pmf)
 int pooled_quantile(const struct gate_side *side, const struct cell *c, const char *metric,
 		    double alpha, struct pooled *pl)
 {
+	const struct gate_pooled_metric *pm = gate_pooled_find(metric);
 	size_t field = 0, total = 0, n = 0;
-	int pi = -1;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->est = pl->lo = pl->hi = NAN;
-	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
-		if (!strcmp(pooled_metrics[i].metric, metric))
-			pi = (int)i;
-	if (pi < 0)
+	if (!pm)
 		return -1;
-	field = pooled_metrics[pi].field;
-	pl->q = pooled_metrics[pi].q;
+	field = pm->field;
+	pl->q = pm->q;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sb_run *r = &side->runs[c->runs[i]];
 		if (run_scored(r->status) && r->samples)
@@ -97,7 +82,7 @@ int pooled_quantile(const struct gate_side *side, const struct cell *c, const ch
 			/* as metrics.c: a wall sampler's idle non-workload threads are left out */
 			if (r->clock == SB_CLOCK_WALL && r->samples[j].thread_index < 0)
 				continue;
-			double x = field == OBSERVED_WINDOW
+			double x = field == GATE_OBSERVED_WINDOW
 					   ? pause_observed_window(r, &r->samples[j])
 					   : *(const double *)((const char *)&r->samples[j] + field);
 			if (!isnan(x))
@@ -137,14 +122,6 @@ int pooled_quantile(const struct gate_side *side, const struct cell *c, const ch
 	return 0;
 }
 
-int is_pooled_metric(const char *m)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
-		if (!strcmp(pooled_metrics[i].metric, m))
-			return 1;
-	return 0;
-}
-
 /* Timing metrics depend on the machine: compared only within one host fingerprint (or
  * inside one A/B file). Correctness metrics may be compared across machines. */
 static int is_timing_metric(const char *m)
@@ -174,14 +151,10 @@ static void paired_worse(const struct gate_side *a, const struct cell *ac, const
 			 const struct cell *bc, const char *metric, enum gate_dir dir, int *worse,
 			 int *pairs)
 {
-	size_t field = 0, total = 0;
-	double q = 0.5;
+	const struct gate_pooled_metric *pm = gate_pooled_find(metric);
+	size_t field = pm ? pm->field : 0, total = 0;
+	double q = pm ? pm->q : 0.5;
 	*worse = *pairs = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(pooled_metrics); i++)
-		if (!strcmp(pooled_metrics[i].metric, metric)) {
-			field = pooled_metrics[i].field;
-			q = pooled_metrics[i].q;
-		}
 	for (size_t i = 0; i < ac->n; i++)
 		total = a->runs[ac->runs[i]].nsamples > total ? a->runs[ac->runs[i]].nsamples : total;
 	for (size_t i = 0; i < bc->n; i++)

@@ -325,6 +325,85 @@ static int read_label(const struct pb_field *f, const struct profile *pr, struct
 	return 0;
 }
 
+/* Decodes sample i of pr into s (its locations, values, thread and time). Returns 0, or
+ * -1 after import_fail. */
+static int decode_sample(struct import_run *b, const struct profile *pr, size_t i,
+			 struct sample *s)
+{
+	struct pb_reader r = { pr->samples[i].p, pr->samples[i].p + pr->samples[i].len };
+	struct pb_field f;
+	int rc;
+
+	s->nlocs = s->nvalues = 0;
+	s->tid = -1;
+	s->time_ns = IMPORT_TIME_UNKNOWN;
+	while ((rc = pb_next(&r, &f)) > 0) {
+		if (f.number == 1)
+			rc = each_varint(&f, add_loc, s);
+		else if (f.number == 2)
+			rc = each_varint(&f, add_value, s);
+		else if (f.number == 3 && f.wire == PB_LEN)
+			rc = read_label(&f, pr, s);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0)
+		return import_fail(b, "malformed sample %zu", i);
+	if (s->nvalues != pr->ntypes)
+		return import_fail(b, "sample %zu has %zu values for %zu sample types", i,
+				   s->nvalues, pr->ntypes);
+	return 0;
+}
+
+/* Sample i's frames into (*pcs)[0..*depth) (grown as needed, *cap its room): each
+ * location's lines, innermost first, leaf location first; the stored-frames limit bounds
+ * the work of resolving them. Returns 0, or -1 after import_fail. */
+static int sample_frames(struct import_run *b, const struct profile *pr, size_t i,
+			 const struct sample *s, uint64_t **pcs, size_t *cap, size_t *depth)
+{
+	*depth = 0;
+	for (size_t k = 0; k < s->nlocs && *depth < IMPORT_MAX_DEPTH; k++) {
+		struct location key = { .id = s->locs[k] };
+		const struct location *loc =
+			pr->nlocations ? bsearch(&key, pr->locations, pr->nlocations, sizeof(key),
+						 cmp_location) : NULL;
+		if (!loc)
+			return import_fail(b, "sample %zu refers to location %" PRIu64
+					   ", which is not in the profile", i, s->locs[k]);
+		size_t nl = loc->nlines ? loc->nlines : 1;
+		if (nl > IMPORT_MAX_DEPTH - *depth)
+			nl = IMPORT_MAX_DEPTH - *depth;
+		if (*depth + nl > *cap) {
+			size_t c = *depth + nl + IMPORT_MAX_DEPTH;
+			uint64_t *q = realloc(*pcs, c * sizeof(**pcs));
+			if (!q)
+				return import_fail(b, "out of memory");
+			*pcs = q;
+			*cap = c;
+		}
+		if (!loc->nlines) {
+			char name[24];
+			int n = snprintf(name, sizeof(name), "0x%" PRIx64, loc->address);
+			if (import_frame(b, name, (size_t)n, &(*pcs)[(*depth)++]) < 0)
+				return -1;
+			continue;
+		}
+		for (size_t l = 0; l < nl; l++) {
+			struct function fkey = { .id = pr->lines[loc->first_line + l] };
+			const struct function *fn =
+				pr->nfunctions ? bsearch(&fkey, pr->functions, pr->nfunctions,
+							 sizeof(fkey), cmp_function) : NULL;
+			if (!fn || fn->name >= pr->nstrings)
+				return import_fail(b, "location %" PRIu64 " names a missing function"
+						   " or string", loc->id);
+			const struct str *nm = &pr->strings[fn->name];
+			if (import_frame(b, (const char *)nm->p, nm->len, &(*pcs)[(*depth)++]) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 {
 	struct profile pr = { 0 };
@@ -360,31 +439,8 @@ int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 		qsort(pr.locations, pr.nlocations, sizeof(*pr.locations), cmp_location);
 
 	for (size_t i = 0; i < pr.nsamples; i++) {
-		struct pb_reader r = { pr.samples[i].p, pr.samples[i].p + pr.samples[i].len };
-		struct pb_field f;
-		int rc;
-		s.nlocs = s.nvalues = 0;
-		s.tid = -1;
-		s.time_ns = IMPORT_TIME_UNKNOWN;
-		while ((rc = pb_next(&r, &f)) > 0) {
-			if (f.number == 1)
-				rc = each_varint(&f, add_loc, &s);
-			else if (f.number == 2)
-				rc = each_varint(&f, add_value, &s);
-			else if (f.number == 3 && f.wire == PB_LEN)
-				rc = read_label(&f, &pr, &s);
-			if (rc < 0)
-				break;
-		}
-		if (rc < 0) {
-			import_fail(b, "malformed sample %zu", i);
+		if (decode_sample(b, &pr, i, &s) < 0)
 			goto cleanup;
-		}
-		if (s.nvalues != pr.ntypes) {
-			import_fail(b, "sample %zu has %zu values for %zu sample types", i,
-				    s.nvalues, pr.ntypes);
-			goto cleanup;
-		}
 		uint64_t count = 1;
 		if (count_type >= 0)
 			count = s.values[count_type];
@@ -398,54 +454,9 @@ int import_pprof(struct import_run *b, const unsigned char *buf, size_t len)
 		}
 		if (count == 0)
 			continue; /* nothing to resolve: so every resolved frame is a stored one */
-		/* frames: each location's lines, innermost first, leaf location first; the
-		 * stored-frames limit bounds the work of resolving them */
 		size_t depth = 0;
-		for (size_t k = 0; k < s.nlocs && depth < IMPORT_MAX_DEPTH; k++) {
-			struct location key = { .id = s.locs[k] };
-			const struct location *loc =
-				pr.nlocations ? bsearch(&key, pr.locations, pr.nlocations,
-							sizeof(key), cmp_location) : NULL;
-			if (!loc) {
-				import_fail(b, "sample %zu refers to location %" PRIu64
-					    ", which is not in the profile", i, s.locs[k]);
-				goto cleanup;
-			}
-			size_t nl = loc->nlines ? loc->nlines : 1;
-			if (nl > IMPORT_MAX_DEPTH - depth)
-				nl = IMPORT_MAX_DEPTH - depth;
-			if (depth + nl > pcs_cap) {
-				size_t c = depth + nl + IMPORT_MAX_DEPTH;
-				uint64_t *q = realloc(pcs, c * sizeof(*pcs));
-				if (!q) {
-					import_fail(b, "out of memory");
-					goto cleanup;
-				}
-				pcs = q;
-				pcs_cap = c;
-			}
-			if (!loc->nlines) {
-				char name[24];
-				int n = snprintf(name, sizeof(name), "0x%" PRIx64, loc->address);
-				if (import_frame(b, name, (size_t)n, &pcs[depth++]) < 0)
-					goto cleanup;
-				continue;
-			}
-			for (size_t l = 0; l < nl; l++) {
-				struct function fkey = { .id = pr.lines[loc->first_line + l] };
-				const struct function *fn =
-					pr.nfunctions ? bsearch(&fkey, pr.functions, pr.nfunctions,
-								sizeof(fkey), cmp_function) : NULL;
-				if (!fn || fn->name >= pr.nstrings) {
-					import_fail(b, "location %" PRIu64 " names a missing function"
-						    " or string", loc->id);
-					goto cleanup;
-				}
-				const struct str *nm = &pr.strings[fn->name];
-				if (import_frame(b, (const char *)nm->p, nm->len, &pcs[depth++]) < 0)
-					goto cleanup;
-			}
-		}
+		if (sample_frames(b, &pr, i, &s, &pcs, &pcs_cap, &depth) < 0)
+			goto cleanup;
 		if (import_sample(b, pcs, (uint32_t)depth, s.tid, s.time_ns, weight, count) < 0)
 			goto cleanup;
 	}

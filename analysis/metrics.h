@@ -6,11 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/quantile.h"
 #include "core/metrics.h"
-
-/* Value of quantile q in [0,1] of v[0..n) by linear interpolation between order statistics
- * (type 7, as numpy's default). Sorts v in place. NaN values are ignored; NaN if none left. */
-double quantile(double *v, size_t n, double q);
 
 struct sb_run;
 struct workload;

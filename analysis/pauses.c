@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/metrics.h"
+#include "analysis/quantile.h"
 #include "core/pausehist.h"
 #include "core/run.h"
 

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/config_error.h"
 #include "harness/opt.h"
 
 /* Exit codes: 0 ok, 1 failure (a failed gate, a failed run), 2 bad input / usage. */

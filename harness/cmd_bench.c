@@ -346,23 +346,216 @@ static long pair_specs(struct run_spec **specs, long n, char **variant_of)
 	return j;
 }
 
+/* What one bench holds from its matrix to its runs (bench_free releases it all). */
+struct bench {
+	struct mx_matrix *m;
+	struct run_spec *specs; /* the profile's runs, expanded (and paired: --pair) */
+	long n;
+	char *variant_of; /* --pair: 0, 'A' or 'B' for each spec */
+	struct identity ident;
+	struct ab_build ab;
+	char *keep;           /* keep[i]: spec i is in this shard */
+	struct run_spec *sel; /* the runs to do now: this shard's, not in the resumed file */
+	int64_t *ids;         /* their run ids */
+	size_t nsel;
+	struct sb_run *prior; /* the resumed file's runs, until the session takes them */
+	size_t nprior;
+	struct sb_host rhost;
+	struct sb_run *runs; /* what the session wrote */
+	size_t nruns;
+	int rc; /* the exit code when a step fails */
+};
+
+static void bench_free(struct bench *b)
+{
+	ab_cleanup(&b->ab);
+	for (size_t i = 0; i < b->nprior; i++)
+		run_free(&b->prior[i]);
+	free(b->prior);
+	free(b->sel);
+	free(b->ids);
+	free(b->keep);
+	free(b->variant_of);
+	for (size_t i = 0; i < b->nruns; i++)
+		run_free(&b->runs[i]);
+	free(b->runs);
+	free(b->specs);
+	free(b->m);
+}
+
+/* --resume without --profile: the profile the file records becomes env.profile. Returns
+ * 0, or -1 after one error line. */
+static int resume_profile(void)
+{
+	static char prof[MX_NAME_LEN];
+	char err[512];
+
+	if (h5_read_attr(env.resume, "matrix_profile", prof, sizeof(prof), err, sizeof(err)) < 0) {
+		sb_err("%s", err);
+		return -1;
+	}
+	if (prof[0])
+		env.profile = prof;
+	return 0;
+}
+
+/* Reads the matrix and expands the profile into b->specs (paired for --pair), with the
+ * identity a resumed or merged file must share. Returns 0, or -1 after one error line
+ * (b->rc set). */
+static int bench_expand(struct bench *b)
+{
+	char err[512];
+
+	b->m = malloc(sizeof(*b->m));
+	if (!b->m) {
+		sb_err("out of memory");
+		b->rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	if (matrix_load(env.matrix, b->m, err, sizeof(err)) != 0) {
+		sb_err("%s", err);
+		return -1;
+	}
+	b->n = matrix_specs(b->m, env.profile, &b->specs, err, sizeof(err));
+	if (b->n < 0) {
+		sb_err("out of memory");
+		b->rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	if (b->n == 0) {
+		sb_err("%s in '%s'", err, env.matrix);
+		return -1;
+	}
+	if (env.pair) {
+		b->n = pair_specs(&b->specs, b->n, &b->variant_of);
+		if (b->n < 0)
+			return -1;
+		snprintf(b->ident.ab, sizeof(b->ident.ab), "sampler:%s", env.pair);
+	}
+	matrix_digest(b->specs, (size_t)b->n, b->ident.digest);
+	snprintf(b->ident.runs, sizeof(b->ident.runs), "%ld", b->n);
+	return 0;
+}
+
+/* Chooses the runs to do into b->sel and b->ids: this shard's (--shard), each as A and B
+ * (--ab, whose candidate it builds), less those the resumed file holds (--resume, whose
+ * runs it reads into b->prior). Returns 0, or -1 after one error line (b->rc set). */
+static int bench_select(struct bench *b)
+{
+	char err[512];
+	int k = 1, nshards = 1;
+
+	if (env.shard && matrix_parse_shard(env.shard, &k, &nshards) != 0) {
+		sb_err("--shard wants K/N with 1 <= K <= N <= 1000, got '%s'", env.shard);
+		return -1;
+	}
+	if (env.shard)
+		snprintf(b->ident.shard, sizeof(b->ident.shard), "%d/%d", k, nshards);
+	b->keep = malloc((size_t)b->n);
+	int per = env.ab ? 2 : 1; /* A/B: every spec runs as A (id 2i) then B (id 2i+1) */
+	b->sel = calloc((size_t)b->n * (size_t)per, sizeof(*b->sel));
+	b->ids = calloc((size_t)b->n * (size_t)per, sizeof(*b->ids));
+	if (!b->keep || !b->sel || !b->ids) {
+		sb_err("out of memory");
+		b->rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	if (env.shard)
+		matrix_shard(b->specs, (size_t)b->n, k, nshards, b->keep);
+	else
+		memset(b->keep, 1, (size_t)b->n);
+	if (env.ab && !env.dry_run) { /* before resume: its identity includes the candidate */
+		if (ab_prepare(env.ab, &b->ab, err, sizeof(err)) != 0) {
+			sb_err("%s", err);
+			return -1;
+		}
+		snprintf(b->ident.ab, sizeof(b->ident.ab), "%s", b->ab.rev);
+	}
+	if (env.resume) {
+		if (check_resume(env.resume, &b->ident) != 0)
+			return -1;
+		if (h5_read(env.resume, &b->rhost, &b->prior, &b->nprior, 0, err, sizeof(err)) != 0) {
+			sb_err("%s", err);
+			return -1;
+		}
+	}
+	for (long i = 0; i < b->n; i++) {
+		for (int v = 0; b->keep[i] && v < per; v++) {
+			int64_t id = (int64_t)i * per + v;
+			int have = 0;
+			for (size_t j = 0; j < b->nprior && !have; j++)
+				have = b->prior[j].run_id == id;
+			if (have)
+				continue;
+			b->sel[b->nsel] = b->specs[i];
+			b->ids[b->nsel++] = id;
+		}
+	}
+	return 0;
+}
+
+/* The file the runs go to: the resumed file's final name, -o, or a fresh one under
+ * results/runs/. Returns 0, or -1 after one error line. */
+static int bench_output(char *out, size_t len)
+{
+	if (env.resume)
+		snprintf(out, len, "%.*s", (int)(strlen(env.resume) - 4), env.resume);
+	else if (env.out)
+		snprintf(out, len, "%s", env.out);
+	else if (default_output(out, len) != 0)
+		return -1;
+	return 0;
+}
+
+/* Runs b->sel through one session into out (the session takes b->prior), with a progress
+ * line on a terminal, and prints the runs' table. Returns the session's exit code. */
+static int bench_execute(struct bench *b, const char *out, double total_s)
+{
+	struct progress pg = { .tty = isatty(STDERR_FILENO), .start_ns = sb_now_ns(),
+			       .total_s = total_s };
+	char total[32];
+
+	fmt_duration(total, sizeof(total), pg.total_s);
+	fprintf(stderr, "bench: profile '%s' of %s: %zu runs%s%s, about %s, into %s\n",
+		env.profile, env.matrix, b->nsel, env.shard ? " of shard " : "",
+		env.shard ? b->ident.shard : "", total, out);
+	if (b->nprior)
+		fprintf(stderr, "bench: resuming: %zu runs already in %s\n", b->nprior, env.resume);
+	struct ab_ctx actx = { env.ab ? &b->ab : NULL, b->variant_of };
+	const char *attrs[] = { "matrix_digest", b->ident.digest, "matrix_profile", env.profile,
+				"matrix_runs", b->ident.runs, "shard", b->ident.shard, "ab_rev",
+				b->ident.ab, NULL };
+	struct session_opts so = {
+		.out_path = out,
+		.force = env.force,
+		.quiet = 1,
+		.hook = bench_hook,
+		.hook_arg = &pg,
+		.run_ids = b->ids,
+		.run = env.ab || env.pair ? ab_runner : NULL,
+		.run_arg = &actx,
+		.attrs = env.resume ? NULL : attrs,
+		.resume_tmp = env.resume,
+		.resume_host = &b->rhost,
+		.prior = b->prior,
+		.nprior = b->nprior,
+	};
+	b->prior = NULL; /* the session owns them now */
+	b->nprior = 0;
+	int rc = session_run(&so, b->sel, b->nsel, &b->runs, &b->nruns);
+	if (pg.tty)
+		fprintf(stderr, "\r\033[K");
+	if (rc != SB_EXIT_USAGE && b->nruns > 0) {
+		show_table(stdout, b->runs, b->nruns);
+		printf("wrote %s (%zu runs)\n", out, b->nruns);
+	}
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	struct ab_build ab = { 0 };
-	struct identity ident = { 0 };
-	struct run_spec *sel = NULL;
-	int64_t *ids = NULL;
-	char *keep = NULL;
-	struct sb_run *prior = NULL;
-	size_t nprior = 0;
-	struct sb_host rhost;
-	char *variant_of = NULL;
-	struct mx_matrix *m = NULL;
-	struct run_spec *specs = NULL;
-	struct sb_run *runs = NULL;
-	size_t nruns = 0;
-	char err[512], out[256];
-	int rc = SB_EXIT_USAGE;
+	struct bench b = { .rc = SB_EXIT_USAGE };
+	char out[256];
 
 	int p = parse_args(argc, argv);
 	if (p > 0) {
@@ -373,156 +566,19 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (p < 0)
 		return SB_EXIT_USAGE;
-
-	if (env.resume && !env.profile_set) { /* the profile the file records */
-		static char prof[MX_NAME_LEN];
-		if (h5_read_attr(env.resume, "matrix_profile", prof, sizeof(prof), err,
-				 sizeof(err)) < 0) {
-			sb_err("%s", err);
-			return SB_EXIT_USAGE;
-		}
-		if (prof[0])
-			env.profile = prof;
-	}
-	m = malloc(sizeof(*m));
-	if (!m) {
-		sb_err("out of memory");
-		return SB_EXIT_FAIL;
-	}
-	if (matrix_load(env.matrix, m, err, sizeof(err)) != 0) {
-		sb_err("%s", err);
-		goto cleanup;
-	}
-	long n = matrix_specs(m, env.profile, &specs, err, sizeof(err));
-	if (n < 0) {
-		sb_err("out of memory");
-		rc = SB_EXIT_FAIL;
-		goto cleanup;
-	}
-	if (n == 0) {
-		sb_err("%s in '%s'", err, env.matrix);
-		goto cleanup;
-	}
-	if (env.pair) {
-		n = pair_specs(&specs, n, &variant_of);
-		if (n < 0)
-			goto cleanup;
-		snprintf(ident.ab, sizeof(ident.ab), "sampler:%s", env.pair);
-	}
-	matrix_digest(specs, (size_t)n, ident.digest);
-	snprintf(ident.runs, sizeof(ident.runs), "%ld", n);
-	int k = 1, nshards = 1;
-	if (env.shard && matrix_parse_shard(env.shard, &k, &nshards) != 0) {
-		sb_err("--shard wants K/N with 1 <= K <= N <= 1000, got '%s'", env.shard);
-		goto cleanup;
-	}
-	if (env.shard)
-		snprintf(ident.shard, sizeof(ident.shard), "%d/%d", k, nshards);
-	keep = malloc((size_t)n);
-	int per = env.ab ? 2 : 1; /* A/B: every spec runs as A (id 2i) then B (id 2i+1) */
-	sel = calloc((size_t)n * (size_t)per, sizeof(*sel));
-	ids = calloc((size_t)n * (size_t)per, sizeof(*ids));
-	if (!keep || !sel || !ids) {
-		sb_err("out of memory");
-		rc = SB_EXIT_FAIL;
-		goto cleanup;
-	}
-	if (env.shard)
-		matrix_shard(specs, (size_t)n, k, nshards, keep);
-	else
-		memset(keep, 1, (size_t)n);
-	if (env.ab && !env.dry_run) { /* before resume: its identity includes the candidate */
-		if (ab_prepare(env.ab, &ab, err, sizeof(err)) != 0) {
-			sb_err("%s", err);
-			goto cleanup;
-		}
-		snprintf(ident.ab, sizeof(ident.ab), "%s", ab.rev);
-	}
-	if (env.resume) {
-		if (check_resume(env.resume, &ident) != 0)
-			goto cleanup;
-		if (h5_read(env.resume, &rhost, &prior, &nprior, 0, err, sizeof(err)) != 0) {
-			sb_err("%s", err);
-			goto cleanup;
+	if (env.resume && !env.profile_set && resume_profile() != 0)
+		return SB_EXIT_USAGE;
+	if (bench_expand(&b) == 0 && bench_select(&b) == 0) {
+		double total_s = 0;
+		for (size_t i = 0; i < b.nsel; i++)
+			total_s += expected_s(&b.sel[i]);
+		if (env.dry_run) {
+			print_plan(b.sel, b.nsel, total_s);
+			b.rc = SB_EXIT_OK;
+		} else if (bench_output(out, sizeof(out)) == 0) {
+			b.rc = bench_execute(&b, out, total_s);
 		}
 	}
-	size_t nsel = 0;
-	for (long i = 0; i < n; i++) {
-		for (int v = 0; keep[i] && v < per; v++) {
-			int64_t id = (int64_t)i * per + v;
-			int have = 0;
-			for (size_t j = 0; j < nprior && !have; j++)
-				have = prior[j].run_id == id;
-			if (have)
-				continue;
-			sel[nsel] = specs[i];
-			ids[nsel++] = id;
-		}
-	}
-	struct progress pg = { .tty = isatty(STDERR_FILENO), .start_ns = sb_now_ns() };
-	for (size_t i = 0; i < nsel; i++)
-		pg.total_s += expected_s(&sel[i]);
-	if (env.dry_run) {
-		print_plan(sel, nsel, pg.total_s);
-		rc = SB_EXIT_OK;
-		goto cleanup;
-	}
-	if (env.resume) {
-		snprintf(out, sizeof(out), "%.*s", (int)(strlen(env.resume) - 4), env.resume);
-	} else if (env.out) {
-		snprintf(out, sizeof(out), "%s", env.out);
-	} else if (default_output(out, sizeof(out)) != 0) {
-		goto cleanup;
-	}
-
-	char total[32];
-	fmt_duration(total, sizeof(total), pg.total_s);
-	fprintf(stderr, "bench: profile '%s' of %s: %zu runs%s%s, about %s, into %s\n",
-		env.profile, env.matrix, nsel, env.shard ? " of shard " : "",
-		env.shard ? ident.shard : "", total, out);
-	if (nprior)
-		fprintf(stderr, "bench: resuming: %zu runs already in %s\n", nprior, env.resume);
-	struct ab_ctx actx = { env.ab ? &ab : NULL, variant_of };
-	const char *attrs[] = { "matrix_digest", ident.digest, "matrix_profile", env.profile,
-				"matrix_runs", ident.runs, "shard", ident.shard, "ab_rev", ident.ab,
-				NULL };
-	struct session_opts so = {
-		.out_path = out,
-		.force = env.force,
-		.quiet = 1,
-		.hook = bench_hook,
-		.hook_arg = &pg,
-		.run_ids = ids,
-		.run = env.ab || env.pair ? ab_runner : NULL,
-		.run_arg = &actx,
-		.attrs = env.resume ? NULL : attrs,
-		.resume_tmp = env.resume,
-		.resume_host = &rhost,
-		.prior = prior,
-		.nprior = nprior,
-	};
-	prior = NULL; /* the session owns them now */
-	nprior = 0;
-	rc = session_run(&so, sel, nsel, &runs, &nruns);
-	if (pg.tty)
-		fprintf(stderr, "\r\033[K");
-	if (rc != SB_EXIT_USAGE && nruns > 0) {
-		show_table(stdout, runs, nruns);
-		printf("wrote %s (%zu runs)\n", out, nruns);
-	}
-cleanup:
-	ab_cleanup(&ab);
-	for (size_t i = 0; i < nprior; i++)
-		run_free(&prior[i]);
-	free(prior);
-	free(sel);
-	free(ids);
-	free(keep);
-	free(variant_of);
-	for (size_t i = 0; i < nruns; i++)
-		run_free(&runs[i]);
-	free(runs);
-	free(specs);
-	free(m);
-	return rc;
+	bench_free(&b);
+	return b.rc;
 }

@@ -96,15 +96,109 @@ static int parse_args(int argc, char **argv)
 	return env.expect ? expect_step_validate(env.expect) : 0;
 }
 
+/* Resolves the comma-separated env.samplers into samplers[0..*ns), and whether one of
+ * them needs the agent. Returns SB_EXIT_OK, or the exit code after one error line. */
+static int resolve_samplers(const struct sampler **samplers, int *ns, int *need_agent)
+{
+	char *list = strdup(env.samplers);
+	int rc = SB_EXIT_USAGE;
+
+	if (!list) {
+		sb_err("out of memory");
+		return SB_EXIT_FAIL;
+	}
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		if (*ns == EXEC_MAX_SAMPLERS) {
+			sb_err("sampler list is longer than %d", EXEC_MAX_SAMPLERS);
+			goto cleanup;
+		}
+		samplers[*ns] = sampler_resolve(tok);
+		if (!samplers[*ns])
+			goto cleanup;
+		*need_agent |= exec_mode_of(samplers[*ns]) == &exec_agent_mode;
+		(*ns)++;
+	}
+	if (*ns == 0) {
+		sb_err("sampler list is empty");
+		goto cleanup;
+	}
+	rc = SB_EXIT_OK;
+cleanup:
+	free(list);
+	return rc;
+}
+
+/* Sets env.agent to the agent's absolute path (into real, PATH_MAX bytes): --agent, or
+ * the one next to sampbench. Returns 0, or -1 after one error line. */
+static int resolve_agent(char *real)
+{
+	char found[PATH_MAX];
+
+	if (!env.agent && exec_agent_find(found, sizeof(found)) != 0) {
+		sb_err("agent not found next to sampbench (build it with 'make', or pass "
+		       "--agent PATH)");
+		return -1;
+	}
+	/* ld.so wants an absolute path when the program changes directory */
+	if (!realpath(env.agent ? env.agent : found, real)) {
+		sb_err("agent '%s' not found", env.agent ? env.agent : found);
+		return -1;
+	}
+	env.agent = real;
+	return 0;
+}
+
+/* Runs the command under each sampler in turn into runs[], each appended to h5 (when not
+ * NULL) as it ends, the program's Ctrl-C its own; stops after a run the user interrupted.
+ * *last_status: the program's last wait status (-1 when it never ran); *rc turns
+ * SB_EXIT_FAIL when a run could not be written. Returns how many runs it made. */
+static int run_samplers(const struct sampler **samplers, int ns, const char *cmdline,
+			struct sb_run *runs, struct sb_h5 *h5, int *last_status, int *rc)
+{
+	struct sigaction ign, old_int, old_quit;
+	const struct exec_target target = { env.cmd, env.agent, env.hz };
+	int done = 0;
+
+	/* Ctrl-C is the program's to handle, as with time(1); we record how it ended. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	for (int i = 0; i < ns; i++) {
+		int st = exec_run(&target, samplers[i], i, cmdline, &runs[i]);
+		done++;
+		if (st >= 0)
+			*last_status = st;
+		if (h5 && h5_append_run(h5, &runs[i]) != 0) {
+			sb_err("cannot write %s: %s", env.out, h5_strerror(h5));
+			*rc = SB_EXIT_FAIL;
+		}
+		if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGINT)
+			break; /* the user interrupted the program: do not start it again */
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return done;
+}
+
+/* The exit code of exec: the program's status wins, except that a file we failed to write
+ * (rc) turns its 0 into 1; a program that never ran is a failure. */
+static int exec_exit_code(int last_status, int rc)
+{
+	if (last_status < 0)
+		return SB_EXIT_FAIL;
+	int prog = WIFEXITED(last_status) ? WEXITSTATUS(last_status) : 128 + WTERMSIG(last_status);
+	return prog == 0 && rc != SB_EXIT_OK ? rc : prog;
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	const struct sampler *samplers[EXEC_MAX_SAMPLERS];
-	char *list = NULL, agentbuf[PATH_MAX], agentreal[PATH_MAX], cmdline[SB_NAME_LEN];
+	char agentreal[PATH_MAX], cmdline[SB_NAME_LEN];
 	struct sb_run *runs = NULL;
 	struct sb_h5 *h5 = NULL;
 	struct sb_host host;
-	int ns = 0, rc = SB_EXIT_USAGE, last_status = -1, need_agent = 0;
-	struct sigaction ign, old_int, old_quit;
+	int ns = 0, rc, last_status = -1, need_agent = 0;
 	char tmp_out[] = "/tmp/sbexec.XXXXXX.h5";
 
 	int p = parse_args(argc, argv);
@@ -115,49 +209,22 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (p < 0)
 		return SB_EXIT_USAGE;
-	list = strdup(env.samplers);
-	if (!list) {
-		sb_err("out of memory");
-		return SB_EXIT_FAIL;
-	}
-	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		if (ns == EXEC_MAX_SAMPLERS) {
-			sb_err("sampler list is longer than %d", EXEC_MAX_SAMPLERS);
-			goto cleanup;
-		}
-		samplers[ns] = sampler_resolve(tok);
-		if (!samplers[ns])
-			goto cleanup;
-		need_agent |= exec_mode_of(samplers[ns]) == &exec_agent_mode;
-		ns++;
-	}
-	if (ns == 0) {
-		sb_err("sampler list is empty");
-		goto cleanup;
-	}
+	rc = resolve_samplers(samplers, &ns, &need_agent);
+	if (rc != SB_EXIT_OK)
+		return rc;
+	rc = SB_EXIT_USAGE;
 	if (!command_runnable(env.cmd[0])) {
 		sb_err("command not found: '%s'", env.cmd[0]);
-		goto cleanup;
+		return rc;
 	}
-	if (need_agent) {
-		if (!env.agent && exec_agent_find(agentbuf, sizeof(agentbuf)) != 0) {
-			sb_err("agent not found next to sampbench (build it with 'make', or pass "
-			       "--agent PATH)");
-			goto cleanup;
-		}
-		/* ld.so wants an absolute path when the program changes directory */
-		if (!realpath(env.agent ? env.agent : agentbuf, agentreal)) {
-			sb_err("agent '%s' not found", env.agent ? env.agent : agentbuf);
-			goto cleanup;
-		}
-		env.agent = agentreal;
-	}
+	if (need_agent && resolve_agent(agentreal) != 0)
+		return rc;
 	host_probe_calibrated(&host);
 	if (env.expect && !env.out) { /* the expectations read the runs from a file */
 		int fd = mkstemps(tmp_out, 3);
 		if (fd < 0) {
 			sb_err("cannot create '%s': %s", tmp_out, strerror(errno));
-			goto cleanup;
+			return rc;
 		}
 		close(fd);
 		env.out = tmp_out;
@@ -168,7 +235,9 @@ int cmd_exec(int argc, char **argv)
 		h5 = h5_create(env.out, &host, env.force, err, sizeof(err));
 		if (!h5) {
 			sb_err("%s", err);
-			goto cleanup;
+			if (env.out == tmp_out)
+				unlink(tmp_out);
+			return rc;
 		}
 	}
 	/* workload = the command line, cut to fit */
@@ -180,31 +249,14 @@ int cmd_exec(int argc, char **argv)
 	runs = calloc((size_t)ns, sizeof(*runs));
 	if (!runs) {
 		sb_err("out of memory");
-		rc = SB_EXIT_FAIL;
-		goto cleanup;
+		if (h5)
+			h5_abort(h5);
+		if (env.out == tmp_out)
+			unlink(tmp_out);
+		return SB_EXIT_FAIL;
 	}
-	/* Ctrl-C is the program's to handle, as with time(1); we record how it ended. */
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
 	rc = SB_EXIT_OK;
-	const struct exec_target target = { env.cmd, env.agent, env.hz };
-	int done = 0;
-	for (int i = 0; i < ns; i++) {
-		int st = exec_run(&target, samplers[i], i, cmdline, &runs[i]);
-		done++;
-		if (st >= 0)
-			last_status = st;
-		if (h5 && h5_append_run(h5, &runs[i]) != 0) {
-			sb_err("cannot write %s: %s", env.out, h5_strerror(h5));
-			rc = SB_EXIT_FAIL;
-		}
-		if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGINT)
-			break; /* the user interrupted the program: do not start it again */
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	int done = run_samplers(samplers, ns, cmdline, runs, h5, &last_status, &rc);
 	if (!env.quiet) {
 		fprintf(stderr, "\nsampbench exec: %s, %g Hz\n", cmdline, env.hz);
 		exec_print_runs(stderr, runs, (size_t)done);
@@ -216,27 +268,15 @@ int cmd_exec(int argc, char **argv)
 		h5_set_complete(h5, done == ns);
 		if (h5_close(h5) != 0)
 			rc = SB_EXIT_FAIL;
-		h5 = NULL;
 	}
-	/* The program's status wins, except that a file we failed to write turns its 0 into
-	 * 1; a program that never ran is a failure. */
-	if (last_status < 0) {
-		rc = SB_EXIT_FAIL;
-	} else {
-		int prog = WIFEXITED(last_status) ? WEXITSTATUS(last_status)
-						  : 128 + WTERMSIG(last_status);
-		rc = prog == 0 && rc != SB_EXIT_OK ? rc : prog;
-	}
+	rc = exec_exit_code(last_status, rc);
+	/* the expectations judge a program that succeeded: its own failure comes first */
 	if (env.expect && rc == SB_EXIT_OK)
 		rc = expect_step_run(env.expect, env.out);
 	for (int i = 0; i < done; i++)
 		run_free(&runs[i]);
-cleanup:
-	if (h5)
-		h5_abort(h5);
 	if (env.out == tmp_out)
 		unlink(tmp_out);
 	free(runs);
-	free(list);
 	return rc;
 }

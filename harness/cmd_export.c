@@ -103,6 +103,60 @@ static const struct format {
 
 #define FORMAT_NAMES "folded, pprof, speedscope, firefox, gperftools or gperftools-symbols"
 
+/* The runs to export: run run_id of runs (-1: all of them, which fmt must allow) into
+ * *sel and *nsel. Returns 0, or -1 after one error line. */
+static int select_runs(struct sb_run *runs, size_t nruns, long run_id, const struct format *fmt,
+		       const char *input, struct sb_run **sel, size_t *nsel)
+{
+	*sel = runs;
+	*nsel = nruns;
+	if (run_id >= 0) {
+		for (*nsel = 0; *nsel < nruns && runs[*nsel].run_id != run_id; (*nsel)++)
+			;
+		if (*nsel == nruns) {
+			sb_err("no run %ld in %s (see 'sampbench show %s')", run_id, input, input);
+			return -1;
+		}
+		*sel = &runs[*nsel];
+		*nsel = 1;
+	} else if (nruns == 0) {
+		sb_err("no runs in %s", input);
+		return -1;
+	} else if (!fmt->several_runs && nruns > 1) {
+		sb_err("%s holds %zu runs, pick one with --run", input, nruns);
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes sel[0..nsel) in fmt to output (NULL or "-": standard output; a file is replaced
+ * whole or not at all). Returns SB_EXIT_OK, or SB_EXIT_FAIL after one error line. */
+static int write_export(const struct format *fmt, const struct sb_run *sel, size_t nsel,
+			unsigned flags, const char *output)
+{
+	struct atomic_file af = { 0 };
+	int to_file = output && strcmp(output, "-") != 0, ret = SB_EXIT_FAIL;
+	FILE *out = to_file ? atomic_file_open(&af, output) : stdout;
+
+	if (!out) {
+		sb_err("cannot create %s: %s", output, strerror(errno));
+		goto cleanup;
+	}
+	int64_t written = fmt->write(out, sel, nsel, flags);
+	if (written < 0 || fflush(out) != 0 || ferror(out)) {
+		sb_err("cannot write %s: %s", to_file ? output : "standard output", strerror(errno));
+		goto cleanup;
+	}
+	if (to_file && atomic_file_commit(&af) != 0) { /* af owns out */
+		sb_err("cannot write %s: %s", output, strerror(errno));
+		goto cleanup;
+	}
+	ret = SB_EXIT_OK;
+cleanup:
+	atomic_file_abort(&af); /* a no-op after the commit */
+	return ret;
+}
+
 /* `sampbench export`: see usage_text. */
 int cmd_export(int argc, char **argv)
 {
@@ -113,10 +167,6 @@ int cmd_export(int argc, char **argv)
 	struct sb_run *runs = NULL, *sel;
 	size_t nruns = 0, nsel;
 	char err[512];
-	struct atomic_file af = { 0 };
-	int to_file = 0;
-	FILE *out = NULL;
-	int64_t written;
 	const struct format *fmt = NULL;
 	int ret = SB_EXIT_USAGE;
 
@@ -159,49 +209,11 @@ int cmd_export(int argc, char **argv)
 		return SB_EXIT_USAGE;
 	}
 
-	sel = runs;
-	nsel = nruns;
-	if (run_id >= 0) {
-		for (nsel = 0; nsel < nruns && runs[nsel].run_id != run_id; nsel++)
-			;
-		if (nsel == nruns) {
-			sb_err("no run %ld in %s (see 'sampbench show %s')", run_id, input, input);
-			goto cleanup;
-		}
-		sel = &runs[nsel];
-		nsel = 1;
-	} else if (nruns == 0) {
-		sb_err("no runs in %s", input);
-		goto cleanup;
-	} else if (!fmt->several_runs && nruns > 1) {
-		sb_err("%s holds %zu runs, pick one with --run", input, nruns);
-		goto cleanup;
+	if (select_runs(runs, nruns, run_id, fmt, input, &sel, &nsel) == 0) {
+		if (fmt->several_runs && nsel > 1)
+			flags |= EXPORT_LABEL;
+		ret = write_export(fmt, sel, nsel, flags, output);
 	}
-	if (fmt->several_runs && nsel > 1)
-		flags |= EXPORT_LABEL;
-
-	ret = SB_EXIT_FAIL;
-	to_file = output && strcmp(output, "-") != 0;
-	out = to_file ? atomic_file_open(&af, output) : stdout;
-	if (!out) {
-		sb_err("cannot create %s: %s", output, strerror(errno));
-		goto cleanup;
-	}
-	written = fmt->write(out, sel, nsel, flags);
-	if (written < 0 || fflush(out) != 0 || ferror(out)) {
-		sb_err("cannot write %s: %s", to_file ? output : "standard output", strerror(errno));
-		goto cleanup;
-	}
-	if (to_file) {
-		out = NULL; /* af owns it */
-		if (atomic_file_commit(&af) != 0) {
-			sb_err("cannot write %s: %s", output, strerror(errno));
-			goto cleanup;
-		}
-	}
-	ret = SB_EXIT_OK;
-cleanup:
-	atomic_file_abort(&af); /* a no-op after the commit */
 	for (size_t i = 0; i < nruns; i++)
 		run_free(&runs[i]);
 	free(runs);

@@ -313,47 +313,34 @@ static int write_plot(const char *path, struct hfile *files, int nf, const struc
 	return 0;
 }
 
-int cmd_history(int argc, char **argv)
+/* Reads each file of env.files into files[] (its runs, creation time, revision and gate
+ * verdict). Returns 0, or -1 after one error line. */
+static int read_files(struct hfile *files)
 {
-	const struct sb_metric_info *mis[HIST_MAX_METRICS];
-	struct hfile *files = NULL;
-	struct cell *cells = NULL;
-	double *vals = NULL;
-	int nc = 0, rc = SB_EXIT_USAGE;
 	char err[512];
 
-	int p = parse_args(argc, argv);
-	if (p > 0) {
-		fputs(history_usage, stdout);
-		opt_help(stdout, cmd_history_options);
-		return SB_EXIT_OK;
-	}
-	if (p < 0)
-		return SB_EXIT_USAGE;
-	int nm = parse_metrics(mis);
-	if (nm < 0)
-		return SB_EXIT_USAGE;
-	files = calloc((size_t)env.nfiles, sizeof(*files));
-	cells = calloc(HIST_MAX_CELLS, sizeof(*cells));
-	if (!files || !cells) {
-		sb_err("out of memory");
-		rc = SB_EXIT_FAIL;
-		goto cleanup;
-	}
 	for (int i = 0; i < env.nfiles; i++) {
 		struct hfile *h = &files[i];
 		struct sb_host host;
 		h->path = env.files[i];
 		if (h5_read(h->path, &host, &h->runs, &h->n, 0, err, sizeof(err)) != 0) {
 			sb_err("%s", err);
-			goto cleanup;
+			return -1;
 		}
 		h5_read_attr(h->path, "created", h->created, sizeof(h->created), err, sizeof(err));
 		snprintf(h->rev, sizeof(h->rev), "%.8s%s", host.git_rev,
 			 strstr(host.git_rev, "-dirty") ? "+" : "");
 		load_gate(h);
 	}
-	qsort(files, (size_t)env.nfiles, sizeof(*files), by_created);
+	return 0;
+}
+
+/* The cells (sampler, workload, threads, hz) of the wanted samplers' runs in files, in
+ * order of first appearance, into cells (at most HIST_MAX_CELLS). Returns how many. */
+static int collect_cells(const struct hfile *files, struct cell *cells)
+{
+	int nc = 0;
+
 	for (int i = 0; i < env.nfiles; i++)
 		for (size_t j = 0; j < files[i].n; j++) {
 			const struct sb_run *r = &files[i].runs[j];
@@ -371,17 +358,15 @@ int cmd_history(int argc, char **argv)
 			cells[nc].threads = r->threads;
 			cells[nc++].hz = r->hz;
 		}
-	if (nc == 0) {
-		sb_err("no runs of %s in the files", env.sampler_list[0] ? env.sampler_list :
-					 "any sampler");
-		goto cleanup;
-	}
-	vals = malloc(sizeof(*vals) * (size_t)nm * (size_t)nc * (size_t)env.nfiles);
-	if (!vals) {
-		sb_err("out of memory");
-		rc = SB_EXIT_FAIL;
-		goto cleanup;
-	}
+	return nc;
+}
+
+/* Prints one table per metric: a row per cell, a column per file (its revision, creation
+ * and gate verdict on top, '!' by a value the file's gate failed), and keeps every value
+ * in vals[(m * nc + c) * nfiles + i] for the plot. */
+static void print_tables(struct hfile *files, const struct cell *cells, int nc,
+			 const struct sb_metric_info **mis, int nm, double *vals)
+{
 	/* the cell column fits the longest cell name (a tool's may be 21 characters) */
 	int cw = 34;
 	for (int c = 0; c < nc; c++) {
@@ -418,6 +403,50 @@ int cmd_history(int argc, char **argv)
 		if (m + 1 < nm)
 			putchar('\n');
 	}
+}
+
+int cmd_history(int argc, char **argv)
+{
+	const struct sb_metric_info *mis[HIST_MAX_METRICS];
+	struct hfile *files = NULL;
+	struct cell *cells = NULL;
+	double *vals = NULL;
+	int nc = 0, rc = SB_EXIT_USAGE;
+
+	int p = parse_args(argc, argv);
+	if (p > 0) {
+		fputs(history_usage, stdout);
+		opt_help(stdout, cmd_history_options);
+		return SB_EXIT_OK;
+	}
+	if (p < 0)
+		return SB_EXIT_USAGE;
+	int nm = parse_metrics(mis);
+	if (nm < 0)
+		return SB_EXIT_USAGE;
+	files = calloc((size_t)env.nfiles, sizeof(*files));
+	cells = calloc(HIST_MAX_CELLS, sizeof(*cells));
+	if (!files || !cells) {
+		sb_err("out of memory");
+		rc = SB_EXIT_FAIL;
+		goto cleanup;
+	}
+	if (read_files(files) != 0)
+		goto cleanup;
+	qsort(files, (size_t)env.nfiles, sizeof(*files), by_created);
+	nc = collect_cells(files, cells);
+	if (nc == 0) {
+		sb_err("no runs of %s in the files", env.sampler_list[0] ? env.sampler_list :
+					 "any sampler");
+		goto cleanup;
+	}
+	vals = malloc(sizeof(*vals) * (size_t)nm * (size_t)nc * (size_t)env.nfiles);
+	if (!vals) {
+		sb_err("out of memory");
+		rc = SB_EXIT_FAIL;
+		goto cleanup;
+	}
+	print_tables(files, cells, nc, mis, nm, vals);
 	rc = SB_EXIT_OK;
 	if (env.plot) {
 		if (write_plot(env.plot, files, env.nfiles, cells, nc, vals, mis, nm) != 0)

@@ -1,13 +1,12 @@
 /* matrix.c - parses ci/matrix and expands a profile into run specs. */
+#include "core/conf_lex.h"
 #include "core/util.h"
 #include "harness/cli.h"
 #include "harness/matrix.h"
 #include "sampler/plugin.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,85 +19,52 @@ static const struct mx_block block_defaults = {
 	.reps = 5, .duration_s = 2, .param = 0, .seed = 1,
 };
 
-struct mx_parser {
-	const char *name;
-	int line;
-	char *err;
-	size_t errlen;
-};
-
-static int perr(struct mx_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Writes "name:line: message" into p->err. Always returns -1. */
-static int perr(struct mx_parser *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_config_verr(p->err, p->errlen, p->name, p->line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = 0;
-	return s;
-}
-
 /* Splits a value on spaces and commas into at most MX_MAX_LIST tokens. */
-static int split_values(struct mx_parser *p, const char *key, char *v, char **out)
+static int split_values(struct conf_lex *p, const char *key, char *v, char **out)
 {
-	int n = 0;
-	for (char *tok = strtok(v, " \t,"); tok; tok = strtok(NULL, " \t,")) {
-		if (n == MX_MAX_LIST)
-			return perr(p, "too many values for '%s' (at most %d)", key, MX_MAX_LIST);
-		out[n++] = tok;
-	}
+	int n = conf_words(v, " \t,", out, MX_MAX_LIST);
+	if (n > MX_MAX_LIST)
+		return conf_err(p, "too many values for '%s' (at most %d)", key, MX_MAX_LIST);
 	if (n == 0)
-		return perr(p, "'%s' has no value", key);
+		return conf_err(p, "'%s' has no value", key);
 	return n;
 }
 
-static int parse_num(struct mx_parser *p, const char *key, const char *s, double lo_excl,
+static int parse_num(struct conf_lex *p, const char *key, const char *s, double lo_excl,
 		     double hi, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v))
-		return perr(p, "invalid number '%s' for '%s'", s, key);
+		return conf_err(p, "invalid number '%s' for '%s'", s, key);
 	if (!(v > lo_excl) || v > hi)
-		return perr(p, "'%s' must be in (%g, %g], got %s", key, lo_excl, hi, s);
+		return conf_err(p, "'%s' must be in (%g, %g], got %s", key, lo_excl, hi, s);
 	*out = v;
 	return 0;
 }
 
-static int parse_int(struct mx_parser *p, const char *key, const char *s, long lo, long hi,
+static int parse_int(struct conf_lex *p, const char *key, const char *s, long lo, long hi,
 		     long *out)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end)
-		return perr(p, "invalid integer '%s' for '%s'", s, key);
+		return conf_err(p, "invalid integer '%s' for '%s'", s, key);
 	if (v < lo || v > hi)
-		return perr(p, "'%s' must be between %ld and %ld, got %s", key, lo, hi, s);
+		return conf_err(p, "'%s' must be between %ld and %ld, got %s", key, lo, hi, s);
 	*out = v;
 	return 0;
 }
 
-static int single(struct mx_parser *p, const char *key, int n)
+static int single(struct conf_lex *p, const char *key, int n)
 {
-	return n == 1 ? 0 : perr(p, "'%s' takes one value, got %d", key, n);
+	return n == 1 ? 0 : conf_err(p, "'%s' takes one value, got %d", key, n);
 }
 
 /* Applies `key = value` to block b. */
-static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, char *value)
+static int set_key(struct conf_lex *p, struct mx_block *b, const char *key, char *value)
 {
 	char *vals[MX_MAX_LIST];
 	int n = split_values(p, key, value, vals);
@@ -113,12 +79,12 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 			if (plugin_is_path(vals[i])) { /* ./my_sampler.so: a plugin, as in `run` */
 				b->samplers[i] = plugin_load(vals[i], err, sizeof(err));
 				if (!b->samplers[i])
-					return perr(p, "%s", err);
+					return conf_err(p, "%s", err);
 				continue;
 			}
 			b->samplers[i] = sampler_find(vals[i]);
 			if (!b->samplers[i])
-				return perr(p, "unknown sampler '%s' (see 'sampbench list')", vals[i]);
+				return conf_err(p, "unknown sampler '%s' (see 'sampbench list')", vals[i]);
 		}
 		b->nsamplers = n;
 	} else if (!strcmp(key, "tools")) {
@@ -126,14 +92,14 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 		for (int i = 0; i < n; i++) {
 			char err[512];
 			if (tool_intern(vals[i], b->tools, MX_MAX_LIST, &nt, err, sizeof(err)) != 0)
-				return perr(p, "%s", err);
+				return conf_err(p, "%s", err);
 		}
 		b->ntools = (int)nt;
 	} else if (!strcmp(key, "workloads")) {
 		for (int i = 0; i < n; i++) {
 			b->workloads[i] = workload_find(vals[i]);
 			if (!b->workloads[i])
-				return perr(p, "unknown workload '%s' (see 'sampbench list')", vals[i]);
+				return conf_err(p, "unknown workload '%s' (see 'sampbench list')", vals[i]);
 		}
 		b->nworkloads = n;
 	} else if (!strcmp(key, "threads")) {
@@ -173,23 +139,23 @@ static int set_key(struct mx_parser *p, struct mx_block *b, const char *key, cha
 			return -1;
 		b->seed = (unsigned long)l;
 	} else {
-		return perr(p, "unknown key '%s' (expected samplers, tools, workloads, threads, hz, "
+		return conf_err(p, "unknown key '%s' (expected samplers, tools, workloads, threads, hz, "
 			       "reps, duration, watchdog, stack_kb, param or seed)", key);
 	}
 	return 0;
 }
 
 /* A block needs samplers or tools, and workloads; reported at its header line. */
-static int check_block(struct mx_parser *p, const struct mx_block *b)
+static int check_block(struct conf_lex *p, const struct mx_block *b)
 {
 	int line = p->line;
 	int rc = 0;
 
 	p->line = b->line;
 	if (b->nsamplers == 0 && b->ntools == 0)
-		rc = perr(p, "block [%s] has no 'samplers' or 'tools'", b->profile);
+		rc = conf_err(p, "block [%s] has no 'samplers' or 'tools'", b->profile);
 	else if (b->nworkloads == 0)
-		rc = perr(p, "block [%s] has no 'workloads'", b->profile);
+		rc = conf_err(p, "block [%s] has no 'workloads'", b->profile);
 	p->line = line;
 	return rc;
 }
@@ -197,43 +163,37 @@ static int check_block(struct mx_parser *p, const struct mx_block *b)
 int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *err,
 		 size_t errlen)
 {
-	struct mx_parser p = { .name = name, .err = err, .errlen = errlen };
-	char *copy = strdup(text), *save = NULL, *line;
+	struct conf_lex p;
+	char *line;
 	struct mx_block *b = NULL;
 	unsigned seen = 0; /* keys set in the current block, one bit per key */
 	int rc = -1;
 
 	memset(m, 0, sizeof(*m));
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
+	if (conf_lex_open(&p, text, name, err, errlen) != 0)
 		return -1;
-	}
-	/* strsep keeps empty lines, so line numbers stay right */
-	for (save = copy; (line = strsep(&save, "\n")) != NULL;) {
-		p.line++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		char *s = trim(line);
+	while ((line = conf_lex_next(&p)) != NULL) {
+		conf_cut_comment(line);
+		char *s = conf_trim(line);
 		if (!*s)
 			continue;
 		if (*s == '[') {
 			size_t n = strlen(s);
 			char *pname = s + 1;
 			if (s[n - 1] != ']') {
-				perr(&p, "malformed block header '%s' (expected [profile])", s);
+				conf_err(&p, "malformed block header '%s' (expected [profile])", s);
 				goto cleanup;
 			}
 			s[n - 1] = 0;
-			pname = trim(pname);
+			pname = conf_trim(pname);
 			if (!*pname || strlen(pname) >= MX_NAME_LEN || strpbrk(pname, " \t,[]=")) {
-				perr(&p, "invalid profile name '%s'", pname);
+				conf_err(&p, "invalid profile name '%s'", pname);
 				goto cleanup;
 			}
 			if (b && check_block(&p, b))
 				goto cleanup;
 			if (m->nblocks == MX_MAX_BLOCKS) {
-				perr(&p, "too many blocks (at most %d)", MX_MAX_BLOCKS);
+				conf_err(&p, "too many blocks (at most %d)", MX_MAX_BLOCKS);
 				goto cleanup;
 			}
 			b = &m->blocks[m->nblocks++];
@@ -245,13 +205,13 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 		}
 		char *eq = strchr(s, '=');
 		if (!eq) {
-			perr(&p, "expected 'key = value' or '[profile]', got '%s'", s);
+			conf_err(&p, "expected 'key = value' or '[profile]', got '%s'", s);
 			goto cleanup;
 		}
 		*eq = 0;
-		char *key = trim(s), *value = trim(eq + 1);
+		char *key = conf_trim(s), *value = conf_trim(eq + 1);
 		if (!b) {
-			perr(&p, "'%s' before the first [profile] header", key);
+			conf_err(&p, "'%s' before the first [profile] header", key);
 			goto cleanup;
 		}
 		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
@@ -261,7 +221,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 			if (strcmp(key, keys[k]))
 				continue;
 			if (seen & (1u << k)) {
-				perr(&p, "'%s' set twice in block [%s]", key, b->profile);
+				conf_err(&p, "'%s' set twice in block [%s]", key, b->profile);
 				goto cleanup;
 			}
 			seen |= 1u << k;
@@ -277,7 +237,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 	}
 	rc = 0;
 cleanup:
-	free(copy);
+	conf_lex_close(&p);
 	return rc;
 }
 

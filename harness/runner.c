@@ -402,6 +402,48 @@ static void mark_lossy(struct sb_run *r)
 		 100 * (1 - w), r->metrics.nsamples, r->metrics.nsamples / w);
 }
 
+/* r's status and reason from how its child ended (ex; limit: the watchdog's seconds) and
+ * what it reported in sh: killed by the watchdog or an interruption, by a signal, a
+ * non-zero exit, or a wrong workload checksum fail the run. */
+static void judge_exit(struct sb_run *r, const struct run_shared *sh, const struct child_exit *ex,
+		       double limit)
+{
+	int status = ex->status, killed = ex->killed, interrupted = ex->interrupted;
+
+	r->status = sh->status;
+	snprintf(r->reason, sizeof(r->reason), "%s", sh->reason);
+	if (killed) {
+		r->status = SB_RUN_FAILED;
+		if (interrupted)
+			snprintf(r->reason, sizeof(r->reason), "interrupted during %s",
+				 phase_name(atomic_load(&sh->phase)));
+		else
+			snprintf(r->reason, sizeof(r->reason),
+				 "watchdog: no exit after %.1f s, stuck in %s (deadlock suspected)",
+				 limit, phase_name(atomic_load(&sh->phase)));
+	} else if (WIFSIGNALED(status)) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "child killed by signal %s during %s",
+			 plat_signal_name(WTERMSIG(status)) ? plat_signal_name(WTERMSIG(status)) : "?",
+			 phase_name(atomic_load(&sh->phase)));
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && r->status == SB_RUN_OK) {
+		r->status = SB_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "child exited with status %d during %s",
+			 WEXITSTATUS(status), phase_name(atomic_load(&sh->phase)));
+	}
+	if (r->status == SB_RUN_OK) {
+		uint64_t checksum = 0;
+		for (int i = 0; i < SB_MAX_THREADS; i++)
+			checksum += atomic_load(&sh->truth[i].checksum_errors);
+		if (checksum) {
+			r->status = SB_RUN_FAILED;
+			snprintf(r->reason, sizeof(r->reason),
+				 "workload checksum wrong in %llu units (register corruption?)",
+				 (unsigned long long)checksum);
+		}
+	}
+}
+
 int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 {
 	struct sb_sink *sink = NULL;
@@ -447,41 +489,9 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	struct child_exit ex;
 	child_wait(&child, &wopts, &ex); /* wait4 failing: recorded as what is known */
 	rssmon_close(&rss);
-	int status = ex.status, killed = ex.killed, interrupted = ex.interrupted;
 	struct rusage ru = ex.ru;
 
-	r->status = sh->status;
-	snprintf(r->reason, sizeof(r->reason), "%s", sh->reason);
-	if (killed) {
-		r->status = SB_RUN_FAILED;
-		if (interrupted)
-			snprintf(r->reason, sizeof(r->reason), "interrupted during %s",
-				 phase_name(atomic_load(&sh->phase)));
-		else
-			snprintf(r->reason, sizeof(r->reason),
-				 "watchdog: no exit after %.1f s, stuck in %s (deadlock suspected)",
-				 limit, phase_name(atomic_load(&sh->phase)));
-	} else if (WIFSIGNALED(status)) {
-		r->status = SB_RUN_FAILED;
-		snprintf(r->reason, sizeof(r->reason), "child killed by signal %s during %s",
-			 plat_signal_name(WTERMSIG(status)) ? plat_signal_name(WTERMSIG(status)) : "?",
-			 phase_name(atomic_load(&sh->phase)));
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && r->status == SB_RUN_OK) {
-		r->status = SB_RUN_FAILED;
-		snprintf(r->reason, sizeof(r->reason), "child exited with status %d during %s",
-			 WEXITSTATUS(status), phase_name(atomic_load(&sh->phase)));
-	}
-	if (r->status == SB_RUN_OK) {
-		uint64_t checksum = 0;
-		for (int i = 0; i < SB_MAX_THREADS; i++)
-			checksum += atomic_load(&sh->truth[i].checksum_errors);
-		if (checksum) {
-			r->status = SB_RUN_FAILED;
-			snprintf(r->reason, sizeof(r->reason),
-				 "workload checksum wrong in %llu units (register corruption?)",
-				 (unsigned long long)checksum);
-		}
-	}
+	judge_exit(r, sh, &ex, limit);
 	if (sh->work_end_ns > sh->work_start_ns)
 		r->wall_s = (double)(sh->work_end_ns - sh->work_start_ns) / 1e9;
 	if (collect(spec, sink, sh, pauses, r, &ru, steal_ns_now() - steal0, &rss) != 0) {

@@ -144,6 +144,110 @@ static void free_prior(const struct session_opts *opts)
 	free(opts->prior);
 }
 
+/* The metrics of run r that compare it with the runs before it (done[0..ndone)) and the
+ * host: overhead and pause and cost excess against the cell's `none` runs, and the floor
+ * ratios (external: a tool's run). */
+static void score_against(struct sb_run *r, const struct sb_run *done, size_t ndone,
+			  const struct sb_host *host, int external)
+{
+	if (run_scored(r->status) && strcmp(r->sampler, "none") != 0) {
+		double base = none_ops_per_s(done, ndone, r);
+		r->metrics.overhead = ops_per_s(r) / base;
+	} else if (run_scored(r->status)) {
+		r->metrics.overhead = 1.0;
+	}
+	if (run_scored(r->status) && strcmp(r->sampler, "none") != 0)
+		metrics_pause_excess(r, done, ndone);
+	else if (run_scored(r->status) && !isnan(r->metrics.pause_fraction))
+		r->metrics.pause_excess_fraction = r->metrics.pause_excess_p99_ns = 0;
+	if (run_scored(r->status))
+		metrics_cost_excess(r, done, ndone);
+	if (run_scored(r->status))
+		metrics_floor_ratios(r, host, external);
+}
+
+/* Keeps r's metrics and truth, drops the bulky samples. */
+static void drop_samples(struct sb_run *r)
+{
+	free(r->samples);
+	free(r->frames);
+	free(r->gaps);
+	r->samples = NULL;
+	r->frames = NULL;
+	r->gaps = NULL;
+	r->ngaps = 0;
+	r->nsamples = r->nframes = 0;
+}
+
+/* Runs specs[i] (of n) with the options' runner and hook, scores it against done[] and
+ * the host, writes it to f, prints its line, and appends it (samples dropped) to done.
+ * Returns 0 to go on (*rc turns SB_EXIT_FAIL when the run failed), or -1 when the
+ * session cannot (*rc SB_EXIT_FAIL, after one error line). */
+static int session_step(const struct session_opts *opts, const struct run_spec *specs,
+			size_t i, size_t n, struct sb_h5 *f, const struct sb_host *host,
+			struct sb_run *done, size_t *ndone, int name_width, int *rc)
+{
+	struct sb_run r;
+
+	if (opts->progress && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r[%zu/%zu] %s %s %dt %gHz rep %d ...", i + 1, n,
+			specs[i].sampler->name, specs[i].workload->name, specs[i].threads,
+			specs[i].hz, specs[i].repetition);
+	if (opts->hook)
+		opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
+	int64_t id = opts->run_ids ? opts->run_ids[i] : (int64_t)i;
+	int ran = opts->run ? opts->run(opts->run_arg, i, &specs[i], id, &r)
+			    : tool_or_runner_run(&specs[i], id, &r);
+	if (ran != 0) {
+		sb_err("cannot run %s on %s: out of memory or fork failed",
+		       specs[i].sampler->name, specs[i].workload->name);
+		*rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	score_against(&r, done, *ndone, host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
+	if (h5_append_run(f, &r) != 0) {
+		sb_err("%s", h5_strerror(f));
+		run_free(&r);
+		*rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	if (opts->progress && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+	if (!opts->quiet)
+		run_print_line(stdout, &r, name_width);
+	fflush(stdout);
+	if (opts->hook)
+		opts->hook(opts->hook_arg, i, n, &specs[i], &r);
+	if (r.status == SB_RUN_FAILED)
+		*rc = *rc == SB_EXIT_OK ? SB_EXIT_FAIL : *rc;
+	drop_samples(&r);
+	done[(*ndone)++] = r;
+	return 0;
+}
+
+/* Closes the session's file f: the host's calibration at the end (unless interrupted or
+ * SB_CALIBRATE=0), complete or not, and the interruption's message. Returns rc, or the
+ * exit code that overrides it (SB_EXIT_FAIL, 130 when interrupted). */
+static int session_close(const struct session_opts *opts, struct sb_h5 *f, struct sb_host *host,
+			 int interrupted, size_t ndone, size_t n, int rc)
+{
+	const char *cal = getenv("SB_CALIBRATE");
+	if (!interrupted && !(cal && !strcmp(cal, "0")) && calibrate_host(host, "end") > 0 &&
+	    h5_set_calibration(f, host) != 0) {
+		sb_err("%s", h5_strerror(f));
+		rc = SB_EXIT_FAIL;
+	}
+	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
+	if (h5_close(f) != 0) /* h5_close printed why */
+		rc = SB_EXIT_FAIL;
+	if (interrupted) {
+		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone,
+		       opts->nprior + n, opts->out_path);
+		rc = 130;
+	}
+	return rc;
+}
+
 int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
 		struct sb_run **runs_out, size_t *nruns_out)
 {
@@ -183,79 +287,12 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	int name_width = run_name_width(specs, n);
 	if (!opts->quiet)
 		run_print_header(stdout, name_width);
-	for (size_t i = 0; i < n && !runner_interrupted; i++) {
-		struct sb_run r;
-		if (opts->progress && isatty(STDERR_FILENO))
-			fprintf(stderr, "\r[%zu/%zu] %s %s %dt %gHz rep %d ...", i + 1, n,
-				specs[i].sampler->name, specs[i].workload->name, specs[i].threads,
-				specs[i].hz, specs[i].repetition);
-		if (opts->hook)
-			opts->hook(opts->hook_arg, i, n, &specs[i], NULL);
-		int64_t id = opts->run_ids ? opts->run_ids[i] : (int64_t)i;
-		int ran = opts->run ? opts->run(opts->run_arg, i, &specs[i], id, &r)
-				    : tool_or_runner_run(&specs[i], id, &r);
-		if (ran != 0) {
-			sb_err("cannot run %s on %s: out of memory or fork failed",
-			       specs[i].sampler->name, specs[i].workload->name);
-			rc = SB_EXIT_FAIL;
+	for (size_t i = 0; i < n && !runner_interrupted; i++)
+		if (session_step(opts, specs, i, n, f, &host, done, &ndone, name_width, &rc) != 0)
 			break;
-		}
-		if (run_scored(r.status) && strcmp(r.sampler, "none") != 0) {
-			double base = none_ops_per_s(done, ndone, &r);
-			r.metrics.overhead = ops_per_s(&r) / base;
-		} else if (run_scored(r.status)) {
-			r.metrics.overhead = 1.0;
-		}
-		if (run_scored(r.status) && strcmp(r.sampler, "none") != 0)
-			metrics_pause_excess(&r, done, ndone);
-		else if (run_scored(r.status) && !isnan(r.metrics.pause_fraction))
-			r.metrics.pause_excess_fraction = r.metrics.pause_excess_p99_ns = 0;
-		if (run_scored(r.status))
-			metrics_cost_excess(&r, done, ndone);
-		if (run_scored(r.status))
-			metrics_floor_ratios(&r, &host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
-		if (h5_append_run(f, &r) != 0) {
-			sb_err("%s", h5_strerror(f));
-			run_free(&r);
-			rc = SB_EXIT_FAIL;
-			break;
-		}
-		if (opts->progress && isatty(STDERR_FILENO))
-			fprintf(stderr, "\r\033[K");
-		if (!opts->quiet)
-			run_print_line(stdout, &r, name_width);
-		fflush(stdout);
-		if (opts->hook)
-			opts->hook(opts->hook_arg, i, n, &specs[i], &r);
-		if (r.status == SB_RUN_FAILED)
-			rc = rc == SB_EXIT_OK ? SB_EXIT_FAIL : rc;
-		/* keep metrics and truth, drop the bulky samples */
-		free(r.samples);
-		free(r.frames);
-		free(r.gaps);
-		r.samples = NULL;
-		r.frames = NULL;
-		r.gaps = NULL;
-		r.ngaps = 0;
-		r.nsamples = r.nframes = 0;
-		done[ndone++] = r;
-	}
 	int interrupted = runner_interrupted;
 	sigaction(SIGINT, &old, NULL);
-	const char *cal = getenv("SB_CALIBRATE");
-	if (!interrupted && !(cal && !strcmp(cal, "0")) && calibrate_host(&host, "end") > 0 &&
-	    h5_set_calibration(f, &host) != 0) {
-		sb_err("%s", h5_strerror(f));
-		rc = SB_EXIT_FAIL;
-	}
-	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
-	if (h5_close(f) != 0) /* h5_close printed why */
-		rc = SB_EXIT_FAIL;
-	if (interrupted) {
-		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone,
-		       opts->nprior + n, opts->out_path);
-		rc = 130;
-	}
+	rc = session_close(opts, f, &host, interrupted, ndone, n, rc);
 	if (runs_out) {
 		*runs_out = done;
 		*nruns_out = ndone;

@@ -4,7 +4,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,7 @@
 
 #include "analysis/gate.h"
 #include "core/command_path.h"
-#include "core/config_error.h"
+#include "core/conf_lex.h"
 #include "core/util.h"
 #include "harness/cli.h"
 
@@ -63,26 +62,8 @@ const char tool_builtin_recipes[] =
 
 static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{pid}", "{duration}" };
 
-struct rparser {
-	const char *file;
-	int line;
-	char *err;
-	size_t errlen;
-};
-
-static int rerr(struct rparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int rerr(struct rparser *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_config_verr(p->err, p->errlen, p->file, p->line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Every {...} of the template is a known placeholder, and {cmd} and {out} are there. */
-static int check_template(struct rparser *p, const char *cmd)
+static int check_template(struct conf_lex *p, const char *cmd)
 {
 	for (const char *b = strchr(cmd, '{'); b; b = strchr(b + 1, '{')) {
 		const char *e = strchr(b, '}');
@@ -94,96 +75,96 @@ static int check_template(struct rparser *p, const char *cmd)
 		/* a brace of the tool's own syntax (bpftrace's probe body) is no placeholder */
 		if (!e || e - b > 12 || !isalpha((unsigned char)b[1]))
 			continue;
-		return rerr(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid} or "
+		return conf_err(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid} or "
 			       "{duration})", (int)(e - b + 1), b);
 	}
 	if (!!strstr(cmd, "{cmd}") == !!strstr(cmd, "{pid}") || !strstr(cmd, "{out}"))
-		return rerr(p, "the command needs {out} (the profile) and one of {cmd} (launch "
+		return conf_err(p, "the command needs {out} (the profile) and one of {cmd} (launch "
 			       "the target) or {pid} (attach to it)");
 	return 0;
 }
 
-static int parse_needs(struct rparser *p, struct tool *t, char *arg)
+static int parse_needs(struct conf_lex *p, struct tool *t, char *arg)
 {
-	char *what = strtok(arg, " \t"), *rest = strtok(NULL, " \t");
+	char *what = conf_word(&arg, " \t"), *rest = conf_word(&arg, " \t");
 
 	if (t->nneeds == TOOL_MAX_NEEDS)
-		return rerr(p, "more than %d needs", TOOL_MAX_NEEDS);
+		return conf_err(p, "more than %d needs", TOOL_MAX_NEEDS);
 	struct tool_need *n = &t->needs[t->nneeds];
 	if (what && (!strcmp(what, "binary") || !strcmp(what, "file"))) {
-		if (!rest || strtok(NULL, " \t") || strlen(rest) >= sizeof(n->arg))
-			return rerr(p, "'needs %s' takes one name", what);
+		if (!rest || conf_word(&arg, " \t") || strlen(rest) >= sizeof(n->arg))
+			return conf_err(p, "'needs %s' takes one name", what);
 		n->kind = !strcmp(what, "binary") ? NEED_BINARY : NEED_FILE;
 		snprintf(n->arg, sizeof(n->arg), "%s", rest);
 	} else if (what && !rest && (!strcmp(what, "root") || !strcmp(what, "perf-events"))) {
 		n->kind = !strcmp(what, "root") ? NEED_ROOT : NEED_PERF_EVENTS;
 	} else {
-		return rerr(p, "unknown need '%s' (expected binary NAME, file PATH, root or "
+		return conf_err(p, "unknown need '%s' (expected binary NAME, file PATH, root or "
 			       "perf-events)", what ? what : "");
 	}
 	t->nneeds++;
 	return 0;
 }
 
-static int parse_has(struct rparser *p, struct tool *t, char *arg)
+static int parse_has(struct conf_lex *p, struct tool *t, char *arg)
 {
-	for (char *w = strtok(arg, " \t"); w; w = strtok(NULL, " \t")) {
+	for (char *w; (w = conf_word(&arg, " \t")) != NULL;) {
 		unsigned cap;
 		if (!strcmp(w, "tick"))
 			t->as_sampler.flags |= SB_SAMPLER_TICK_DRIVEN;
 		else if (gate_cap_find(w, &cap) == 0)
 			t->as_sampler.caps |= cap;
 		else
-			return rerr(p, "unknown capability '%s' (expected thread_ids, weights, "
+			return conf_err(p, "unknown capability '%s' (expected thread_ids, weights, "
 				       "stacks, stop_latency, suspend_window, process_wide or tick)", w);
 	}
 	return 0;
 }
 
 /* One "key value" line of the tool t. */
-static int parse_line(struct rparser *p, struct tool *t, const char *key, char *arg)
+static int parse_line(struct conf_lex *p, struct tool *t, const char *key, char *arg)
 {
 	if (!strcmp(key, "describe")) {
 		snprintf(t->description, sizeof(t->description), "%s", arg);
 	} else if (!strcmp(key, "command")) {
 		if (strlen(arg) >= sizeof(t->command))
-			return rerr(p, "command longer than %zu bytes", sizeof(t->command) - 1);
+			return conf_err(p, "command longer than %zu bytes", sizeof(t->command) - 1);
 		snprintf(t->command, sizeof(t->command), "%s", arg);
 		return check_template(p, arg);
 	} else if (!strcmp(key, "format")) {
 		if (!(t->format = import_format_find(arg)))
-			return rerr(p, "unknown format '%s' (pprof, perf-script, folded, speedscope, "
+			return conf_err(p, "unknown format '%s' (pprof, perf-script, folded, speedscope, "
 				       "firefox or gperftools)", arg);
 	} else if (!strcmp(key, "clock")) {
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
-			return rerr(p, "unknown clock '%s' (expected cpu or wall)", arg);
+			return conf_err(p, "unknown clock '%s' (expected cpu or wall)", arg);
 		t->as_sampler.clock = !strcmp(arg, "wall") ? SB_CLOCK_WALL : SB_CLOCK_CPU;
 	} else if (!strcmp(key, "attach")) {
 		char *end;
 		double v = strtod(arg, &end);
 		if (end == arg || *end || !(v >= 0 && v <= 60))
-			return rerr(p, "attach takes seconds, 0..60 (not '%s')", arg);
+			return conf_err(p, "attach takes seconds, 0..60 (not '%s')", arg);
 		t->attach_s = v;
 	} else if (!strcmp(key, "has")) {
 		return parse_has(p, t, arg);
 	} else if (!strcmp(key, "needs")) {
 		return parse_needs(p, t, arg);
 	} else {
-		return rerr(p, "unknown key '%s' (expected tool, describe, command, format, clock, "
+		return conf_err(p, "unknown key '%s' (expected tool, describe, command, format, clock, "
 			       "attach, has or needs)", key);
 	}
 	return 0;
 }
 
-static int start_tool(struct rparser *p, struct tool *t, const char *name)
+static int start_tool(struct conf_lex *p, struct tool *t, const char *name)
 {
 	size_t len = strlen(name);
 
 	if (len == 0 || len >= sizeof(t->name) || strspn(name, "abcdefghijklmnopqrstuvwxyz"
 					"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
-		return rerr(p, "bad tool name '%s' (letters, digits, '_', '.', '-')", name);
+		return conf_err(p, "bad tool name '%s' (letters, digits, '_', '.', '-')", name);
 	if (sampler_find(name))
-		return rerr(p, "tool name '%s' is a sampler's", name);
+		return conf_err(p, "tool name '%s' is a sampler's", name);
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	t->as_sampler.name = t->name;
@@ -194,44 +175,34 @@ static int start_tool(struct rparser *p, struct tool *t, const char *name)
 	return 0;
 }
 
-static int end_tool(struct rparser *p, const struct tool *t, int line)
+static int end_tool(struct conf_lex *p, const struct tool *t, int line)
 {
 	p->line = line;
 	if (!t->command[0] || !t->format)
-		return rerr(p, "tool '%s' has no %s", t->name, !t->command[0] ? "command" : "format");
+		return conf_err(p, "tool '%s' has no %s", t->name, !t->command[0] ? "command" : "format");
 	return 0;
 }
 
 int tool_recipes_parse(const char *text, const char *file, struct tool *out, size_t max,
 		       size_t *n, char *err, size_t errlen)
 {
-	struct rparser p = { file, 0, err, errlen };
-	char *copy = strdup(text), *save = NULL;
+	struct conf_lex p;
+	char *s;
 	struct tool *t = NULL;
 	int tool_line = 0, rc = -1;
 
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
+	if (conf_lex_open(&p, text, file, err, errlen) != 0)
 		return -1;
-	}
-	/* strtok_r skips empty lines, so count newlines to keep line numbers right */
-	for (char *s = copy, *nl; s; s = nl ? nl + 1 : NULL) {
-		nl = strchr(s, '\n');
-		if (nl)
-			*nl = 0;
-		p.line++;
-		while (isspace((unsigned char)*s))
-			s++;
-		size_t len = strlen(s);
-		while (len && isspace((unsigned char)s[len - 1]))
-			s[--len] = 0;
+	/* a comment is a whole line: '#' may be in a command */
+	while ((s = conf_lex_next(&p)) != NULL) {
+		s = conf_trim(s);
 		if (!*s || *s == '#')
 			continue;
-		char *key = strtok_r(s, " \t", &save), *arg = strtok_r(NULL, "", &save);
-		while (arg && isspace((unsigned char)*arg))
+		char *key = conf_word(&s, " \t"), *arg = s;
+		while (isspace((unsigned char)*arg))
 			arg++;
-		if (!arg || !*arg) {
-			rerr(&p, "'%s' without a value", key);
+		if (!*arg) {
+			conf_err(&p, "'%s' without a value", key);
 			goto cleanup;
 		}
 		if (!strcmp(key, "tool")) {
@@ -241,11 +212,11 @@ int tool_recipes_parse(const char *text, const char *file, struct tool *out, siz
 			p.line = here;
 			for (size_t i = 0; i < *n; i++)
 				if (!strcmp(out[i].name, arg)) {
-					rerr(&p, "tool '%s' given twice", arg);
+					conf_err(&p, "tool '%s' given twice", arg);
 					goto cleanup;
 				}
 			if (*n == max) {
-				rerr(&p, "more than %zu tools", max);
+				conf_err(&p, "more than %zu tools", max);
 				goto cleanup;
 			}
 			t = &out[(*n)++];
@@ -253,7 +224,7 @@ int tool_recipes_parse(const char *text, const char *file, struct tool *out, siz
 			if (start_tool(&p, t, arg) != 0)
 				goto cleanup;
 		} else if (!t) {
-			rerr(&p, "'%s' before the first 'tool NAME' line", key);
+			conf_err(&p, "'%s' before the first 'tool NAME' line", key);
 			goto cleanup;
 		} else if (parse_line(&p, t, key, arg) != 0) {
 			goto cleanup;
@@ -261,12 +232,12 @@ int tool_recipes_parse(const char *text, const char *file, struct tool *out, siz
 	}
 	if (!t) {
 		p.line = 1;
-		rerr(&p, "no 'tool NAME' line");
+		conf_err(&p, "no 'tool NAME' line");
 		goto cleanup;
 	}
 	rc = end_tool(&p, t, tool_line);
 cleanup:
-	free(copy);
+	conf_lex_close(&p);
 	return rc;
 }
 
@@ -396,13 +367,6 @@ const struct tool *tool_of(const struct sampler *s)
 		if (s == &pool[k].as_sampler)
 			return &pool[k];
 	return NULL;
-}
-
-int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
-{
-	const struct tool *t = tool_of(spec->sampler);
-
-	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
 }
 
 static int starts(const char *s, const char *prefix)

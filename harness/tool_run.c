@@ -1,7 +1,8 @@
 /* tool_run.c - one run of a workload under a tool (tool.h): `sampbench target` launched by
  * the recipe's command in a scratch directory, its truth file read back into the run's
  * thread rows, the tool's profile read through the recipe's importer, its threads mapped
- * to workload slots by tid, and the run scored by the same metrics as a sampler's. */
+ * to workload slots by tid, and the run scored by the same metrics as a sampler's; and
+ * tool_or_runner_run, which sends a spec to its tool or to the runner. */
 #include "harness/tool.h"
 
 #include <dirent.h>
@@ -543,4 +544,11 @@ out:
 	if (have_dir)
 		remove_dir(p.dir);
 	return 0;
+}
+
+int tool_or_runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
+{
+	const struct tool *t = tool_of(spec->sampler);
+
+	return t ? tool_run(t, spec, run_id, r) : runner_run(spec, run_id, r);
 }

@@ -138,10 +138,8 @@ hid_t open_h5(const char *path, unsigned flags, hid_t fapl);
 hid_t open_path(struct rd *rd);
 int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	      size_t *nruns, int load_samples);
-/* Is rd->path a file whose metadata carries no checksums (superblock version 0 or 1, or
- * no signature at offset 0), to be read in trial_read() before the caller reads it? Notes
- * its size in rd->file_size. Returns 1, 0, or -1 with one line in rd->err. */
-int unchecked_file(struct rd *rd);
-int trial_read(struct rd *rd, int load_samples);
+/* Checks that rd->file (open) is one of our schemas and notes its version and size.
+ * Returns 0, or -1 with one line in rd->err. */
+int check_schema(struct rd *rd);
 
 #endif

@@ -1,5 +1,6 @@
-/* h5io_legacy.c - the trial read of a schema 1 file in a child process, before the real
-* read trusts it. */
+/* h5io_legacy.c - a results file read by its path (h5_read): one with metadata checksums
+ * read at once, a schema 1 file read first whole in a child process (the trial read)
+ * before the real read (h5io_read.c) trusts it. */
 #include "results/h5io_int.h"
 
 #include <errno.h>
@@ -20,7 +21,10 @@
 /* The format version of the superblock at offset 0 (8 bytes of signature, then it). */
 #define SUPERBLOCK_VERSION_AT 8
 
-int unchecked_file(struct rd *rd)
+/* Is rd->path a file whose metadata carries no checksums (superblock version 0 or 1, or
+ * no signature at offset 0), to be read in trial_read() before the caller reads it? Notes
+ * its size in rd->file_size. Returns 1, 0, or -1 with one line in rd->err. */
+static int unchecked_file(struct rd *rd)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
 	unsigned char head[SUPERBLOCK_VERSION_AT + 1];
@@ -57,7 +61,7 @@ int unchecked_file(struct rd *rd)
  * when it refused it, was killed or ran too long. */
 #define TRIAL_REFUSED 3 /* exit status of a child that refused the file cleanly */
 
-int trial_read(struct rd *rd, int load_samples)
+static int trial_read(struct rd *rd, int load_samples)
 {
 	/* 5 s, plus 1 s per MB (results/baselines/legacy-vm-879d8c6.h5, 12 MB, reads in 1 s); sanitizer builds
 	 * run several times slower */
@@ -153,4 +157,47 @@ int trial_read(struct rd *rd, int load_samples)
 		return -1;
 	}
 	return 0;
+}
+
+/* Reads every run of path (see h5io.h). The caller owns *runs. */
+int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
+	    int load_samples, char *err, size_t errlen)
+{
+	return h5_read_hosts(path, host, runs, nruns, load_samples, NULL, err, errlen);
+}
+
+/* h5_read() and each run's host into *hosts when not NULL (see h5io.h). */
+int h5_read_hosts(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
+		  int load_samples, struct h5_run_hosts *hosts, char *err, size_t errlen)
+{
+	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen, .hosts = hosts };
+
+	*runs = NULL;
+	*nruns = 0;
+	if (hosts)
+		memset(hosts, 0, sizeof(*hosts));
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	/* A file without checksums (schema 1) is not opened here before a child read it
+	 * whole (trial_read); one with them is, and is tried too if it is schema 1. */
+	int unchecked = unchecked_file(&rd);
+	if (unchecked < 0)
+		return -1;
+	if (!unchecked) {
+		rd.file = open_path(&rd);
+		if (rd.file < 0)
+			return -1;
+		if (check_schema(&rd) < 0) {
+			close_id(&rd.file);
+			return -1;
+		}
+		if (rd.version >= 2)
+			return read_file(&rd, host, runs, nruns, load_samples);
+		close_id(&rd.file);
+	}
+	if (trial_read(&rd, load_samples) < 0)
+		return -1;
+	rd.file = open_path(&rd);
+	if (rd.file < 0)
+		return -1;
+	return read_file(&rd, host, runs, nruns, load_samples);
 }

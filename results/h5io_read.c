@@ -574,9 +574,7 @@ cleanup:
 	return ret;
 }
 
-/* Checks that rd->file (open) is one of our schemas and notes its version and size.
- * Returns 0, or -1 with one line in rd->err. */
-static int check_schema(struct rd *rd)
+int check_schema(struct rd *rd)
 {
 	long long version = -1;
 	hsize_t size = 0;
@@ -736,49 +734,6 @@ cleanup:
 	close_id(&rtype);
 	close_id(&rd->file);
 	return ret;
-}
-
-/* Reads every run of path (see h5io.h). The caller owns *runs. */
-int h5_read(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
-	    int load_samples, char *err, size_t errlen)
-{
-	return h5_read_hosts(path, host, runs, nruns, load_samples, NULL, err, errlen);
-}
-
-/* h5_read() and each run's host into *hosts when not NULL (see h5io.h). */
-int h5_read_hosts(const char *path, struct sb_host *host, struct sb_run **runs, size_t *nruns,
-		  int load_samples, struct h5_run_hosts *hosts, char *err, size_t errlen)
-{
-	struct rd rd = { .path = path, .file = -1, .err = err, .errlen = errlen, .hosts = hosts };
-
-	*runs = NULL;
-	*nruns = 0;
-	if (hosts)
-		memset(hosts, 0, sizeof(*hosts));
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	/* A file without checksums (schema 1) is not opened here before a child read it
-	 * whole (trial_read); one with them is, and is tried too if it is schema 1. */
-	int unchecked = unchecked_file(&rd);
-	if (unchecked < 0)
-		return -1;
-	if (!unchecked) {
-		rd.file = open_path(&rd);
-		if (rd.file < 0)
-			return -1;
-		if (check_schema(&rd) < 0) {
-			close_id(&rd.file);
-			return -1;
-		}
-		if (rd.version >= 2)
-			return read_file(&rd, host, runs, nruns, load_samples);
-		close_id(&rd.file);
-	}
-	if (trial_read(&rd, load_samples) < 0)
-		return -1;
-	rd.file = open_path(&rd);
-	if (rd.file < 0)
-		return -1;
-	return read_file(&rd, host, runs, nruns, load_samples);
 }
 
 /* Reads every run of the file image buf[0..len) (see h5io.h); name is what errors call it. */

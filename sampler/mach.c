@@ -614,17 +614,14 @@ static int peek_retry(int nwant, int nagain)
 	return nwant;
 }
 
-static void tick(void)
+/* Pass 1 of a tick, nothing stopped yet: reads every registered thread's CPU clock (a
+ * system call each on Linux, kept out of the suspend windows) among the n of M.snap,
+ * settles those a deferral, an idle skip or a peek samples, and puts the others in
+ * M.tg. Returns how many it put; *nagain counts those to peek again. */
+static int choose_targets(int n, int *nagain)
 {
-	M.tick_ns = sb_now_ns();
-	M.tick_seq++;
-	M.tick_times[M.tick_seq % MACH_TICK_RING] = M.tick_ns;
-	int n = registry_snapshot(M.snap, REG_CAP);
-	int nwant = 0, npend = 0, busy = 0, nagain = 0;
+	int nwant = 0;
 
-	/* Pass 1, nothing stopped yet: read every thread's CPU clock (a system call each on
-	 * Linux, kept out of the suspend windows), decide idle skip and count the threads
-	 * that ran, which picks the release policy before the first request. */
 	for (int i = 0; i < n; i++) {
 		const struct reg_snap *e = &M.snap[i];
 		struct mach_target *g;
@@ -655,23 +652,17 @@ static void tick(void)
 		g->t.tid = e->tid;
 		g->t.ident = e->gen;
 		g->peek_again = r == PEEK_RUNNING;
-		nagain += g->peek_again;
+		*nagain += g->peek_again;
 	}
-	settle_departed(0);
-	if (nagain > 0)
-		nwant = peek_retry(nwant, nagain);
-	for (int i = 0; i < nwant; i++)
-		if (M.tg[i].cpu_ns - M.ts[M.tg[i].e->idx].last_cpu > MACH_BUSY_CPU_NS)
-			busy++;
-	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
-			    M.release_mode == MACH_RELEASE_AUTO ||
-			    (M.release_mode == MACH_RELEASE_TICK && busy <= M.ncpu);
-	/* an early tick with more busy targets than CPUs defers its stragglers when the
-	 * batch would have closed */
-	int close_early = M.release_mode == MACH_RELEASE_AUTO && busy > M.ncpu;
-	int my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
+	return nwant;
+}
 
-	/* Pass 2: request every stop at once. */
+/* Pass 2: requests the stop of every target M.tg[0..nwant) at once, and keeps in M.tg
+ * those whose request is pending, each with its deadline. Returns how many. */
+static int request_stops(int nwant)
+{
+	int npend = 0;
+
 	for (int i = 0; i < nwant; i++) {
 		struct mach_target *g = &M.tg[i];
 
@@ -706,96 +697,161 @@ static void tick(void)
 			break;
 		}
 	}
+	return npend;
+}
 
-	/* Collect: walk each target as soon as it parks. Early policy: resume it right after
-	 * its walk; with more busy targets than CPUs, the ones not parked when the batch
-	 * would close are deferred (their deadline is the close). Batch policy: the walked
-	 * ones stay parked until every target has parked or the batch closes. When nothing parked for MACH_BATCH_STALL_NS the batch is released
-	 * anyway, so one straggler (signal blocked, CPU taken by another process) does not
-	 * keep everyone stopped for 2 ms. The sampler spins for a park instead of sleeping
-	 * only in early ticks and while no pending target was last seen on its own CPU:
-	 * spinning there would keep that target from running to park. */
-	int ndone = 0, nresumed = 0;
-	uint64_t progress_ns = sb_now_ns();
-	uint64_t close_ns = M.defer && M.batch_open_ns ? progress_ns + M.batch_open_ns : UINT64_MAX;
-	if (close_early)
-		for (int i = 0; i < npend; i++)
-			if (M.tg[i].t.deadline_ns > close_ns)
-				M.tg[i].t.deadline_ns = close_ns;
-	while (npend > 0) {
+/* One tick's collection: the targets pending in M.tg[0..npend), the walked ones held
+ * parked in M.done[nresumed..ndone) (batch policy), and the clocks that close the batch. */
+struct collect {
+	int npend;
+	int release_early; /* resume each target right after its walk */
+	int my_cpu;        /* the sampler's CPU, or -1 */
+	int ndone, nresumed;
+	uint64_t progress_ns; /* the latest park */
+	uint64_t close_ns;    /* the batch closes (UINT64_MAX: never) */
+};
+
+/* Polls every pending target once: walks those parked (resuming each at once in an
+ * early tick, else holding it in M.done), defers those past their deadline, and drops
+ * both and the gone from M.tg. Lowers *next_deadline to the nearest pending deadline, and
+ * clears *may_spin when a pending target was last seen on the sampler's CPU. */
+static void poll_pending(struct collect *c, uint64_t now, uint64_t *next_deadline,
+			 int *may_spin)
+{
+	for (int i = 0; i < c->npend;) {
+		struct mach_target *g = &M.tg[i];
+		int r = tc_poll(&g->t);
+
+		if (r == TC_PENDING && now >= g->t.deadline_ns)
+			r = defer_target(g);
+		if (r == TC_PARKED) {
+			walk_parked(g);
+			/* Progress is when it parked, not when we walked it: in a batch
+			 * tick the sampler sleeps through the parks, and timing the
+			 * stall from its own wake-up held every straggler tick's
+			 * batch for a second stall period (windows ~500 us instead of
+			 * ~300 us in those ticks before c6eaf57). */
+			uint64_t parked = g->ok && g->parked_ns <= now ? g->parked_ns : now;
+			if (parked > c->progress_ns)
+				c->progress_ns = parked;
+			if (c->release_early) {
+				resume_parked(g);
+				push_sample(g);
+			} else {
+				M.done[c->ndone++] = *g;
+			}
+		} else if (r == TC_GONE || r == TC_ERROR) {
+			M.st.threads_skipped++;
+		}
+		if (r != TC_PENDING) {
+			M.tg[i] = M.tg[--c->npend];
+			continue;
+		}
+		int cpu = tc_park_cpu(g->t.park);
+		if (cpu < 0 || cpu == c->my_cpu)
+			*may_spin = 0;
+		if (g->t.deadline_ns < *next_deadline)
+			*next_deadline = g->t.deadline_ns;
+		i++;
+	}
+}
+
+/* Batch policy: only the last park wakes the sampler in a batch tick, so look at when the
+ * latest park happened every MACH_BATCH_STALL_NS, walked threads or not. When nothing
+ * parked for that long (or the batch closes), the walked ones are resumed. Lowers
+ * *next_deadline to the next look. Returns 1 when the rest are deferred at once (their
+ * deadlines set to now: poll again), else 0. */
+static int batch_stall(struct collect *c, uint64_t now, uint64_t *next_deadline)
+{
+	uint64_t last = tc_last_park_ns();
+	if (last > c->progress_ns)
+		c->progress_ns = last;
+	uint64_t check = c->progress_ns + MACH_BATCH_STALL_NS;
+	if (check > c->close_ns)
+		check = c->close_ns;
+	if (now >= check) {
+		/* The rest wait for a CPU: defer them all (next pass) rather
+		 * than keep this tick open for them. */
+		release_batch(c->nresumed, c->ndone);
+		c->nresumed = c->ndone;
+		if (M.defer) {
+			for (int i = 0; i < c->npend; i++)
+				M.tg[i].t.deadline_ns = now;
+			return 1;
+		}
+		c->progress_ns = now;
+		check = now + MACH_BATCH_STALL_NS;
+	}
+	if (check < *next_deadline)
+		*next_deadline = check;
+	return 0;
+}
+
+/* Collect: walk each target as soon as it parks. Early policy: resume it right after
+ * its walk; with more busy targets than CPUs, the ones not parked when the batch
+ * would close are deferred (their deadline is the close). Batch policy: the walked
+ * ones stay parked until every target has parked or the batch closes. When nothing parked for MACH_BATCH_STALL_NS the batch is released
+ * anyway, so one straggler (signal blocked, CPU taken by another process) does not
+ * keep everyone stopped for 2 ms. The sampler spins for a park instead of sleeping
+ * only in early ticks and while no pending target was last seen on its own CPU:
+ * spinning there would keep that target from running to park. */
+static void collect_parks(struct collect *c)
+{
+	while (c->npend > 0) {
 		uint32_t bell = tc_doorbell();
 		uint64_t now = sb_now_ns();
 		uint64_t next_deadline = UINT64_MAX;
-		int may_spin = release_early && my_cpu >= 0;
+		int may_spin = c->release_early && c->my_cpu >= 0;
 
-		for (int i = 0; i < npend;) {
-			struct mach_target *g = &M.tg[i];
-			int r = tc_poll(&g->t);
-
-			if (r == TC_PENDING && now >= g->t.deadline_ns)
-				r = defer_target(g);
-			if (r == TC_PARKED) {
-				walk_parked(g);
-				/* Progress is when it parked, not when we walked it: in a batch
-				 * tick the sampler sleeps through the parks, and timing the
-				 * stall from its own wake-up held every straggler tick's
-				 * batch for a second stall period (windows ~500 us instead of
-				 * ~300 us in those ticks before c6eaf57). */
-				uint64_t parked = g->ok && g->parked_ns <= now ? g->parked_ns : now;
-				if (parked > progress_ns)
-					progress_ns = parked;
-				if (release_early) {
-					resume_parked(g);
-					push_sample(g);
-				} else {
-					M.done[ndone++] = *g;
-				}
-			} else if (r == TC_GONE || r == TC_ERROR) {
-				M.st.threads_skipped++;
-			}
-			if (r != TC_PENDING) {
-				M.tg[i] = M.tg[--npend];
-				continue;
-			}
-			int cpu = tc_park_cpu(g->t.park);
-			if (cpu < 0 || cpu == my_cpu)
-				may_spin = 0;
-			if (g->t.deadline_ns < next_deadline)
-				next_deadline = g->t.deadline_ns;
-			i++;
-		}
-		if (npend == 0)
+		poll_pending(c, now, &next_deadline, &may_spin);
+		if (c->npend == 0)
 			break;
-		if (!release_early) {
-			/* Only the last park wakes the sampler in a batch tick: look at when the
-			 * latest park happened every MACH_BATCH_STALL_NS, walked threads or not. */
-			uint64_t last = tc_last_park_ns();
-			if (last > progress_ns)
-				progress_ns = last;
-			uint64_t check = progress_ns + MACH_BATCH_STALL_NS;
-			if (check > close_ns)
-				check = close_ns;
-			if (now >= check) {
-				/* The rest wait for a CPU: defer them all (next pass) rather
-				 * than keep this tick open for them. */
-				release_batch(nresumed, ndone);
-				nresumed = ndone;
-				if (M.defer) {
-					for (int i = 0; i < npend; i++)
-						M.tg[i].t.deadline_ns = now;
-					continue;
-				}
-				progress_ns = now;
-				check = now + MACH_BATCH_STALL_NS;
-			}
-			if (check < next_deadline)
-				next_deadline = check;
-		}
+		if (!c->release_early && batch_stall(c, now, &next_deadline))
+			continue;
 		tc_wait_spin(bell, next_deadline, may_spin);
 	}
+}
+
+/* One tick: choose the targets (pass 1), peek again those running, pick the release
+ * policy from the busy ones, request every stop (pass 2), collect the parks, and resume
+ * every parked thread before the samples are pushed. */
+static void tick(void)
+{
+	M.tick_ns = sb_now_ns();
+	M.tick_seq++;
+	M.tick_times[M.tick_seq % MACH_TICK_RING] = M.tick_ns;
+	int n = registry_snapshot(M.snap, REG_CAP);
+	int busy = 0, nagain = 0;
+
+	/* pass 1 counts the threads that ran, which picks the release policy before the
+	 * first request */
+	int nwant = choose_targets(n, &nagain);
+	settle_departed(0);
+	if (nagain > 0)
+		nwant = peek_retry(nwant, nagain);
+	for (int i = 0; i < nwant; i++)
+		if (M.tg[i].cpu_ns - M.ts[M.tg[i].e->idx].last_cpu > MACH_BUSY_CPU_NS)
+			busy++;
+	int release_early = M.release_mode == MACH_RELEASE_EARLY ||
+			    M.release_mode == MACH_RELEASE_AUTO ||
+			    (M.release_mode == MACH_RELEASE_TICK && busy <= M.ncpu);
+	/* an early tick with more busy targets than CPUs defers its stragglers when the
+	 * batch would have closed */
+	int close_early = M.release_mode == MACH_RELEASE_AUTO && busy > M.ncpu;
+	struct collect c = { .release_early = release_early };
+	c.my_cpu = tc_begin_tick(!release_early, M.cfg.idle_skip);
+
+	c.npend = request_stops(nwant);
+	c.progress_ns = sb_now_ns();
+	c.close_ns = M.defer && M.batch_open_ns ? c.progress_ns + M.batch_open_ns : UINT64_MAX;
+	if (close_early)
+		for (int i = 0; i < c.npend; i++)
+			if (M.tg[i].t.deadline_ns > c.close_ns)
+				M.tg[i].t.deadline_ns = c.close_ns;
+	collect_parks(&c);
 	/* Every parked thread is resumed here, before anything else (pushes) happens. */
-	release_batch(nresumed, ndone);
-	for (int i = 0; i < ndone; i++)
+	release_batch(c.nresumed, c.ndone);
+	for (int i = 0; i < c.ndone; i++)
 		push_sample(&M.done[i]);
 	registry_compact();
 }

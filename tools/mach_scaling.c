@@ -53,42 +53,126 @@ static double stat(const char *name)
 	return NAN;
 }
 
-int main(int argc, char **argv)
+/* What a run of mach_scaling is asked: rate, seconds per N, idle skip, RT priority, the
+ * thread counts. */
+struct opts {
+	double hz, seconds;
+	int idle, rt;
+	int ns[16], nn;
+};
+
+/* Parses the command line into o (defaults: 100 Hz, 2 s, 1..256 threads). Returns 0, or 2
+ * (the exit code) after one error line. */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
-	double hz = 100, seconds = 2;
-	int idle = 0, rt = 1, ns[16], nn = 0;
 	static const int def[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256 };
-	double sx = 0, sy = 0, sxx = 0, sxy = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--hz") && i + 1 < argc)
-			hz = atof(argv[++i]);
+			o->hz = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
+			o->seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--idle"))
-			idle = 1;
+			o->idle = 1;
 		else if (!strcmp(argv[i], "--no-rt"))
-			rt = 0;
-		else if (nn < 16 && atoi(argv[i]) >= 1 && atoi(argv[i]) <= SB_MAX_THREADS)
-			ns[nn++] = atoi(argv[i]);
+			o->rt = 0;
+		else if (o->nn < 16 && atoi(argv[i]) >= 1 && atoi(argv[i]) <= SB_MAX_THREADS)
+			o->ns[o->nn++] = atoi(argv[i]);
 		else {
 			fprintf(stderr, "mach_scaling: bad argument '%s' (threads 1..%d)\n", argv[i],
 				SB_MAX_THREADS);
 			return 2;
 		}
 	}
-	if (nn == 0)
-		for (nn = 0; nn < (int)(sizeof(def) / sizeof(def[0])); nn++)
-			ns[nn] = def[nn];
+	if (o->nn == 0)
+		for (o->nn = 0; o->nn < (int)(sizeof(def) / sizeof(def[0])); o->nn++)
+			o->ns[o->nn] = def[o->nn];
+	return 0;
+}
 
+/* The host's floors the rows are divided by. */
+struct floors {
+	double w50, w99, sys; /* rendezvous p50 and p99, syscall p50 (ns) */
+};
+
+/* Samples n spinning threads with mach for o->seconds into sink, then prints their row
+ * (v: room for the samples' values) and gives the sampler's CPU per tick (ns) in
+ * *per_tick. Returns 0, or -1 when the sampler cannot start (after one error line). */
+static int measure(const struct opts *o, int n, struct sb_sink *sink, double *v,
+		   const struct floors *fl, double *per_tick)
+{
+	pthread_t t[256];
+	struct sb_config cfg = { .hz = o->hz, .threads = n, .duration_s = o->seconds,
+				 .max_depth = SB_MAX_FRAMES, .idle_skip = o->idle,
+				 .rt_priority = o->rt };
+	atomic_store(&sink->nsamples, 0);
+	atomic_store(&sink->nframes, 0);
+	atomic_store(&stop_work, 0);
+	sb_active_sampler = &sampler_mach;
+	for (int i = 0; i < n && i < 256; i++)
+		pthread_create(&t[i], NULL, spin, (void *)(intptr_t)i);
+	if (sampler_mach.start(&cfg, sink) != 0) {
+		perror("mach_scaling: cannot start sampler");
+		return -1;
+	}
+	struct timespec d = { (time_t)o->seconds, (long)((o->seconds - (time_t)o->seconds) * 1e9) };
+	while (nanosleep(&d, &d) != 0) /* the rendezvous interrupts it: EINTR */
+		;
+	/* Workers first, as the harness does: a thread still waiting for a CPU when the
+	 * sampler stops has not taken its deferred sample yet (its ticks are lost);
+	 * one that runs to its end takes it on the way. */
+	atomic_store(&stop_work, 1);
+	for (int i = 0; i < n && i < 256; i++)
+		pthread_join(t[i], NULL);
+	sampler_mach.stop();
+
+	size_t cnt = sink_count(sink), m = 0, mine = 0, deferred = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		const struct sb_sample *smp = &sink->samples[i];
+		if (smp->thread_index < 0)
+			continue;
+		mine++;
+		deferred += (smp->flags & SB_SAMPLE_DEFERRED) != 0;
+		if (!isnan(smp->suspend_window_ns))
+			v[m++] = smp->stop_latency_ns;
+	}
+	double s50 = quantile(v, m, 0.5), s99 = quantile(v, m, 0.99);
+	m = 0;
+	for (size_t i = 0; i < cnt; i++)
+		if (sink->samples[i].thread_index >= 0 && !isnan(sink->samples[i].suspend_window_ns))
+			v[m++] = sink->samples[i].suspend_window_ns;
+	double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
+	double ticks = stat("ticks_done"), cpu = stat("sampler_cpu_ns");
+	double planned = stat("ticks_planned");
+	*per_tick = cpu / ticks;
+	printf("%4d %6.0f %6.0f %6.3f %7.0f %7.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f "
+	       "%7.2f %7.2f %8.1f\n",
+	       n, ticks, planned, (double)mine / (n * planned),
+	       stat("timeouts") + stat("deferred_lost"),
+	       mine ? 100.0 * (double)deferred / (double)mine : 0.0, s50 / 1e3, s99 / 1e3,
+	       w50 / 1e3, w99 / 1e3, *per_tick / 1e3, *per_tick / 1e3 / (n + 1),
+	       100.0 * cpu / (o->seconds * 1e9), w50 / fl->w50, w99 / fl->w99,
+	       *per_tick / (n * fl->sys));
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .hz = 100, .seconds = 2, .rt = 1 };
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+
+	if (parse_args(argc, argv, &o) != 0)
+		return 2;
 	static struct sb_host host;
 	host_probe_calibrated(&host);
-	double f_w50 = host_fact(&host, "rendezvous_p50_ns"), f_w99 = host_fact(&host, "rendezvous_p99_ns");
-	double f_sys = host_fact(&host, "syscall_p50_ns");
+	struct floors fl = { host_fact(&host, "rendezvous_p50_ns"),
+			     host_fact(&host, "rendezvous_p99_ns"),
+			     host_fact(&host, "syscall_p50_ns") };
 	printf("host %s (%s): floors syscall p50 %.2f us, futex_cross p50 %.1f us, "
 	       "rendezvous p50 %.1f us p99 %.1f us, spin budget %.0f us\n",
-	       host.fingerprint, host.kernel, f_sys / 1e3,
-	       host_fact(&host, "futex_cross_p50_ns") / 1e3, f_w50 / 1e3, f_w99 / 1e3,
+	       host.fingerprint, host.kernel, fl.sys / 1e3,
+	       host_fact(&host, "futex_cross_p50_ns") / 1e3, fl.w50 / 1e3, fl.w99 / 1e3,
 	       host_fact(&host, "spin_budget_ns") / 1e3);
 	struct sb_sink *sink = sink_create(1 << 20, 1 << 24);
 	double *v = malloc(sizeof(double) << 20);
@@ -99,70 +183,20 @@ int main(int argc, char **argv)
 	printf("%4s %6s %6s %6s %7s %7s %8s %8s %8s %8s %9s %9s %7s %7s %7s %8s\n", "thr", "ticks",
 	       "planned", "rate", "lost", "defer%", "stp50us", "stp99us", "win50us", "win99us",
 	       "cpu/tick", "us/thread", "cpu%", "w50/fl", "w99/fl", "tick/fl");
-	for (int k = 0; k < nn; k++) {
-		int n = ns[k];
-		pthread_t t[256];
-		struct sb_config cfg = { .hz = hz, .threads = n, .duration_s = seconds,
-					 .max_depth = SB_MAX_FRAMES, .idle_skip = idle,
-					 .rt_priority = rt };
-		atomic_store(&sink->nsamples, 0);
-		atomic_store(&sink->nframes, 0);
-		atomic_store(&stop_work, 0);
-		sb_active_sampler = &sampler_mach;
-		for (int i = 0; i < n && i < 256; i++)
-			pthread_create(&t[i], NULL, spin, (void *)(intptr_t)i);
-		if (sampler_mach.start(&cfg, sink) != 0) {
-			perror("mach_scaling: cannot start sampler");
+	for (int k = 0; k < o.nn; k++) {
+		int n = o.ns[k];
+		double per_tick;
+		if (measure(&o, n, sink, v, &fl, &per_tick) != 0)
 			return 1;
-		}
-		struct timespec d = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
-		while (nanosleep(&d, &d) != 0) /* the rendezvous interrupts it: EINTR */
-			;
-		/* Workers first, as the harness does: a thread still waiting for a CPU when the
-		 * sampler stops has not taken its deferred sample yet (its ticks are lost);
-		 * one that runs to its end takes it on the way. */
-		atomic_store(&stop_work, 1);
-		for (int i = 0; i < n && i < 256; i++)
-			pthread_join(t[i], NULL);
-		sampler_mach.stop();
-
-		size_t cnt = sink_count(sink), m = 0, mine = 0, deferred = 0;
-		for (size_t i = 0; i < cnt; i++) {
-			const struct sb_sample *smp = &sink->samples[i];
-			if (smp->thread_index < 0)
-				continue;
-			mine++;
-			deferred += (smp->flags & SB_SAMPLE_DEFERRED) != 0;
-			if (!isnan(smp->suspend_window_ns))
-				v[m++] = smp->stop_latency_ns;
-		}
-		double s50 = quantile(v, m, 0.5), s99 = quantile(v, m, 0.99);
-		m = 0;
-		for (size_t i = 0; i < cnt; i++)
-			if (sink->samples[i].thread_index >= 0 &&
-			    !isnan(sink->samples[i].suspend_window_ns))
-				v[m++] = sink->samples[i].suspend_window_ns;
-		double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
-		double ticks = stat("ticks_done"), cpu = stat("sampler_cpu_ns");
-		double per_tick = cpu / ticks, planned = stat("ticks_planned");
-		printf("%4d %6.0f %6.0f %6.3f %7.0f %7.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.2f %7.3f "
-		       "%7.2f %7.2f %8.1f\n",
-		       n, ticks, planned, (double)mine / (n * planned),
-		       stat("timeouts") + stat("deferred_lost"),
-		       mine ? 100.0 * (double)deferred / (double)mine : 0.0, s50 / 1e3, s99 / 1e3,
-		       w50 / 1e3, w99 / 1e3, per_tick / 1e3, per_tick / 1e3 / (n + 1),
-		       100.0 * cpu / (seconds * 1e9), w50 / f_w50, w99 / f_w99,
-		       per_tick / (n * f_sys));
-		fflush(stdout);
 		sx += n;
 		sy += per_tick;
 		sxx += (double)n * n;
 		sxy += n * per_tick;
 	}
-	if (nn >= 2) {
-		double slope = (nn * sxy - sx * sy) / (nn * sxx - sx * sx);
+	if (o.nn >= 2) {
+		double slope = (o.nn * sxy - sx * sy) / (o.nn * sxx - sx * sx);
 		printf("cpu per tick grows %.2f us per thread (syscall floor p50 %.2f us, rendezvous "
-		       "floor p50 %.1f us)\n", slope / 1e3, f_sys / 1e3, f_w50 / 1e3);
+		       "floor p50 %.1f us)\n", slope / 1e3, fl.sys / 1e3, fl.w50 / 1e3);
 	}
 	return 0;
 }
