@@ -126,7 +126,7 @@ static void test_every_sampler(void **state)
 		const struct sampler *s = sampler_at(i);
 		if ((s->flags & SB_SAMPLER_TEST) || !usable(s->name))
 			continue;
-		run_ok(s->name, "balanced", 2, 250, 0.2, 0, &r);
+		run_ok(s->name, "balanced", 2, 250, 0.1, 0, &r); /* 50 samples expected */
 		print_message("%-16s %zu samples\n", s->name, r.nsamples);
 		if (s->flags & SB_SAMPLER_BASELINE)
 			assert_int_equal(r.nsamples, 0);

@@ -1,7 +1,12 @@
 /* split.c - an example program with a known CPU split, for `sampbench exec --expect`
  * (docs/expect.md): each of its worker threads spends 75 % of its CPU time in
- * parse_request and 25 % in send_reply, by its own thread CPU clock, in slices of 3 ms and
- * 1 ms; the main thread waits. Usage: split [SECONDS [THREADS]] (default 2 s, 2 threads).
+ * parse_request and 25 % in send_reply, by its own thread CPU clock, in slices of 2.61 ms
+ * and 0.87 ms, until its CPU clock has advanced SECONDS; the main thread waits. Usage: split
+ * [SECONDS [THREADS]] (default 2 s of CPU a worker, 2 threads). Work by CPU time, not by the
+ * clock on the wall, makes the profile of a CPU sampler the same on a busy machine: hz x
+ * SECONDS samples a worker. The 3.48 ms round is no multiple of a kernel tick: with 3 ms
+ * and 1 ms rounds (4 ms, the tick at 250 Hz), a per-thread CPU timer on a busy machine,
+ * whose expiries the kernel notices at ticks, put 83.5 % of its samples in parse_request.
  * Built with frame pointers and the two functions kept out of line, as a profile names them. */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,29 +39,25 @@ static __attribute__((noinline)) uint64_t spin(uint64_t ns, uint64_t x)
  * and leave no parse_request frame on the stack for a profiler to see. */
 static __attribute__((noinline)) uint64_t parse_request(uint64_t x)
 {
-	x = spin(3000000, x); /* 3 ms of CPU */
+	x = spin(2610000, x); /* 2.61 ms of CPU */
 	__asm__ volatile("" : "+r"(x));
 	return x;
 }
 
 static __attribute__((noinline)) uint64_t send_reply(uint64_t x)
 {
-	x = spin(1000000, x); /* 1 ms of CPU */
+	x = spin(870000, x); /* 0.87 ms of CPU */
 	__asm__ volatile("" : "+r"(x));
 	return x;
 }
 
 static void *worker(void *arg)
 {
-	uint64_t x = (uintptr_t)arg, end = (uint64_t)(seconds * 1e9);
-	struct timespec t0, t;
+	uint64_t x = (uintptr_t)arg, end = cpu_ns() + (uint64_t)(seconds * 1e9);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	do
 		x = send_reply(parse_request(x));
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec -
-		 (uint64_t)t0.tv_nsec < end);
+	while (cpu_ns() < end);
 	return (void *)(uintptr_t)x;
 }
 
