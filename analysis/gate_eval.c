@@ -478,8 +478,9 @@ static void judge_runs(struct bjudge *j)
 						     sizeof(why));
 		if (st == GATE_UNDECIDED) {
 			k->state = GATE_UNDECIDED;
-			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %s%.180s "
-				 "(%s:%d)", gate_op_names[b->op], j->lim, why, cfg->name, b->line);
+			/* widths bound the reason (320): the -O1 sanitizer builds check it */
+			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %.64s%.150s "
+				 "(%.40s:%d)", gate_op_names[b->op], j->lim, why, cfg->name, b->line);
 			return;
 		}
 		ok = st == GATE_PASS;
@@ -490,7 +491,7 @@ static void judge_runs(struct bjudge *j)
 		gate_window_detail(j->cur, j->c, d, sizeof(d));
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
 	}
-	snprintf(k->reason, sizeof(k->reason), "%s %s %s%s (%s:%d)",
+	snprintf(k->reason, sizeof(k->reason), "%s %s %.64s%.150s (%.40s:%d)",
 		 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], j->lim, why, cfg->name,
 		 b->line);
 	settle(cfg, k, ok);
