@@ -181,7 +181,7 @@ CHECK_PARALLEL := $(BUILD)/tests/test_report tests/gate_defects_untimed.sh tests
                   $(if $(DARWIN_NATIVE),,tests/machdouble/semantics.sh) \
                   $(addprefix $(BUILD)/tests/test_,bench_driver h5 cli export import cpuprofile opt \
                   registry matrix metrics iso_time atomic_file fpwalk gate platform child \
-                  integrity calibrate expect) \
+                  calibrate expect) \
                   tests/layers.sh tests/fixtures/check.sh tests/fuzz/replay.sh tests/findings.sh \
                   tests/action.sh tests/paths.sh
 CHECK_SERIAL := $(filter-out $(CHECK_PARALLEL) $(BUILD)/tests/test_mach_double,$(TEST_BINS)) \
