@@ -17,28 +17,29 @@
 
 #define RECIPE_MAX_TEXT (1 << 20)
 
+/* What the perf record recipes share: how perf script's output is read, what perf
+ * measures and claims, what it needs here (they differ in the call-graph method). */
+#define PERF_RECORD_COMMON                                                                    \
+	"format perf-script\n"                                                                \
+	"clock cpu\n"                                                                         \
+	"has thread_ids weights stacks\n"                                                     \
+	"needs binary perf\n"                                                                 \
+	"needs perf-events\n"
+
 /* Each recipe is what a user would write in a file of their own (docs/tools.md). */
 const char tool_builtin_recipes[] =
 	"tool perf-record\n"
 	"describe perf record, cpu-clock, frame-pointer call graphs, read through perf script\n"
 	"command perf record -q -e cpu-clock -F {hz} --call-graph fp -o {out}.data -- {cmd} && "
 	"perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
-	"format perf-script\n"
-	"clock cpu\n"
-	"has thread_ids weights stacks\n"
-	"needs binary perf\n"
-	"needs perf-events\n"
+	PERF_RECORD_COMMON
 	"\n"
 	"tool perf-record-dwarf\n"
 	"describe perf record, cpu-clock, DWARF call graphs (16 KiB of stack a sample, unwound "
 	"by perf script)\n"
 	"command perf record -q -e cpu-clock -F {hz} --call-graph dwarf,16384 -o {out}.data -- {cmd} "
 	"&& perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
-	"format perf-script\n"
-	"clock cpu\n"
-	"has thread_ids weights stacks\n"
-	"needs binary perf\n"
-	"needs perf-events\n"
+	PERF_RECORD_COMMON
 	"\n"
 	"tool gperftools-cpuprofile\n"
 	"describe gperftools' libprofiler preloaded into the target, started by CPUPROFILE\n"

@@ -3,10 +3,7 @@
 
   findings.py summarize FILE.h5 [--gate FILE.gate.txt] [--scaling FILE.scaling.txt] -o SUMMARY.json
   findings.py render SUMMARY.json -o findings.md
-  findings.py readme SUMMARY.json README.md      rewrites the README's block (its stops table)
-  findings.py check SUMMARY.json findings.md [README.md]
-                                                 exit 1 when the page (or the README's block)
-                                                 is not what render (readme) writes
+  findings.py check SUMMARY.json findings.md     exit 1 when the page is not what render writes
 
 summarize keeps what the page needs from FILE.h5 (the file's identity, its host's floors,
 the median of each metric over the ok runs of each cell) in a JSON file small enough to
@@ -220,26 +217,6 @@ def stops_table(p, wls=("balanced", "hotspot")):
     return o
 
 
-README_BEGIN = "<!-- findings.py readme: generated from docs/findings.json, do not edit -->"
-README_END = "<!-- end of findings.py readme -->"
-
-
-def readme_block(s):
-    """The README's stops table: its source line and the table, between the markers."""
-    rows = stops_table(Page(s), ("balanced",))
-    head = (f"`results/runs/{s['file']}`, commit {s['git_rev'][:7]}, host {s['fingerprint']}; "
-            "µs, medians over a cell's runs:")
-    return "\n".join([README_BEGIN, head, ""] + rows + [README_END])
-
-
-def readme_splice(text, block, path):
-    """text with its block between the markers replaced by block; fails without markers."""
-    a, b = text.find(README_BEGIN), text.find(README_END)
-    if a < 0 or b < a:
-        fail(f"'{path}' has no findings block (the lines '{README_BEGIN}' ... '{README_END}')")
-    return text[:a] + block + text[b + len(README_END):]
-
-
 def render(s):
     p = Page(s)
     o = []
@@ -257,8 +234,7 @@ def render(s):
     w(f"- host {s['fingerprint']}: {s['kernel']}, {s['cpus']} CPUs, CONFIG_HZ={s['tick_hz']}")
     w(f"- reproduce: `git checkout {s['git_rev'][:7]} && make bench`, then `tools/findings.py "
       f"summarize FILE.h5 --gate FILE.gate.txt -o docs/findings.json && tools/findings.py render "
-      f"docs/findings.json -o docs/findings.md && tools/findings.py readme docs/findings.json "
-      f"README.md`")
+      f"docs/findings.json -o docs/findings.md`")
     if s.get("gate"):
         w(f"- the gate on that file (budgets only, no baseline of the machine): `{s['gate']}`")
         for row in s.get("gate_failed", []):
@@ -499,21 +475,11 @@ def main(argv):
         write_atomic(opts["-o"], json.dumps(s, indent=1, sort_keys=True) + "\n")
     elif cmd == "render" and len(pos) == 1 and "-o" in opts:
         write_atomic(opts["-o"], render(load(pos[0])))
-    elif cmd == "readme" and len(pos) == 2:
-        text = read_text(pos[1])
-        write_atomic(pos[1], readme_splice(text, readme_block(load(pos[0])), pos[1]))
-    elif cmd == "check" and len(pos) in (2, 3):
-        s = load(pos[0])
-        if read_text(pos[1]) != render(s):
+    elif cmd == "check" and len(pos) == 2:
+        if read_text(pos[1]) != render(load(pos[0])):
             print(f"findings: '{pos[1]}' is not what 'tools/findings.py render {pos[0]}' writes "
                   "(edit the summary or re-run the bench, never the page)", file=sys.stderr)
             return 1
-        if len(pos) == 3:
-            text = read_text(pos[2])
-            if readme_splice(text, readme_block(s), pos[2]) != text:
-                print(f"findings: the block of '{pos[2]}' is not what 'tools/findings.py readme "
-                      f"{pos[0]}' writes (re-run it, never edit the block)", file=sys.stderr)
-                return 1
     else:
         usage()
     return 0
