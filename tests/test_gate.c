@@ -1045,8 +1045,9 @@ static void test_pooled_too_few_samples_undecided(void **state)
  * holding them as long and reporting a tenth (the issue's host: busy floor p99 53 µs,
  * observed busy floor 100 µs; a calm none). Both fail, the first on a reported window,
  * the second, whose reported windows pass every rule, on an observed or unreported one:
- * under-reporting does not pay. Mutation: ci/budgets without the 4 x observed-floor p99
- * rules and the 3 x observed-floor unreported rule lets the tenth pass (test fails). */
+ * under-reporting does not pay. At 2 threads on 2 cores the observed p99 rules need a
+ * spare core and do not apply: the unreported one judges. Mutation: ci/budgets without
+ * the 3 x observed-floor unreported rule lets the tenth pass (test fails). */
 static void test_under_reporting_does_not_pay(void **state)
 {
 	(void)state;
