@@ -12,6 +12,8 @@
 
 #define SB_NAME_LEN 48
 #define SB_REASON_LEN 192
+/* A thread's name as Linux keeps it (comm: 15 bytes and the NUL, pthread_setname_np). */
+#define SB_THREAD_NAME_LEN 16
 
 /* Truth and sampling per workload slot, as stored in the `threads` dataset. */
 struct sb_thread_row {
@@ -27,6 +29,10 @@ struct sb_thread_row {
 	uint64_t short_io;
 	uint64_t samples;        /* samples attributed to the slot */
 	double weight_ns;        /* sum of their weights (NaN when unknown) */
+	/* the name the slot's thread gave itself, read by the thread at its end; "" when
+	 * unknown (older files, imports). Stored in the optional `thread_names` dataset,
+	 * not in `threads`, so files without it still read. */
+	char name[SB_THREAD_NAME_LEN];
 };
 
 /* The progress clock's account of one workload slot (workloads/progress.c): how long its
