@@ -12,7 +12,8 @@ V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
         pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
-        python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang bpftrace npm
+        python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang bpftrace npm \
+        sysprof dbus-daemon dbus-bin polkitd
 
 ifeq ($(V),1)
 Q :=

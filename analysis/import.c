@@ -26,6 +26,7 @@ const struct import_format import_formats[] = {
 	{ "speedscope", import_speedscope, IMPORT_MAX_JSON },
 	{ "firefox", import_firefox, IMPORT_MAX_JSON },
 	{ "gperftools", import_gperftools, IMPORT_MAX_FILE },
+	{ "sysprof", import_sysprof, IMPORT_MAX_FILE },
 };
 const size_t import_nformats = sizeof(import_formats) / sizeof(import_formats[0]);
 
@@ -272,6 +273,8 @@ const struct import_format *import_detect(const unsigned char *buf, size_t len)
 		return import_format_find("pprof");
 	if (len >= 24 && memcmp(buf, "\0\0\0\0\0\0\0\0\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24) == 0)
 		return import_format_find("gperftools");
+	if (len >= 4 && memcmp(buf, "\x5e\x97\xca\xfd", 4) == 0)
+		return import_format_find("sysprof");
 	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
 		i++;
 	if (i < len && buf[i] == '{') {

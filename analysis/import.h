@@ -6,6 +6,7 @@
  *   speedscope  speedscope JSON, sampled and evented profiles (import_speedscope.c)
  *   firefox     the Firefox Profiler's processed format (import_firefox.c)
  *   gperftools  gperftools' legacy CPU profile (sampler/cpuprofile.c's parser)
+ *   sysprof     sysprof's capture file, .syscap (import_sysprof.c)
  *
  * Every reader is handed the whole file and must treat it as hostile: it reads only inside
  * it, rejects what it does not understand with one line in err, and stays within the
@@ -71,6 +72,11 @@ int import_folded(struct import_run *b, const unsigned char *buf, size_t len);
 int import_speedscope(struct import_run *b, const unsigned char *buf, size_t len);
 int import_firefox(struct import_run *b, const unsigned char *buf, size_t len);
 int import_gperftools(struct import_run *b, const unsigned char *buf, size_t len);
+int import_sysprof(struct import_run *b, const unsigned char *buf, size_t len);
+/* The mappings a sysprof capture recorded for the processes import_sysprof keeps, as
+ * /proc/PID/maps text ("lo-hi r-xp offset 00:00 inode path" lines), malloc'd with its
+ * length in *tlen; NULL when the capture does not read or out of memory. */
+char *import_sysprof_maps(const unsigned char *buf, size_t len, size_t *tlen);
 
 /* The formats by name, in the order `sampbench import` lists them. */
 struct import_format {
@@ -82,7 +88,7 @@ extern const struct import_format import_formats[];
 extern const size_t import_nformats;
 
 /* The format of buf by its first bytes (gzip or protobuf, JSON keys, gperftools header,
- * perf script's indented callchains), or NULL when none fits. */
+ * sysprof's magic, perf script's indented callchains), or NULL when none fits. */
 const struct import_format *import_detect(const unsigned char *buf, size_t len);
 const struct import_format *import_format_find(const char *name);
 

@@ -30,8 +30,8 @@ static struct env {
 
 const struct opt cmd_import_options[] = {
 	OPT_STRING('F', "format", &env.format, "FMT",
-		   "pprof, perf-script, folded, speedscope, firefox or gperftools\n"
-		   "(default: told by the file's first bytes)"),
+		   "pprof, perf-script, folded, speedscope, firefox, gperftools or\n"
+		   "sysprof (default: told by the file's first bytes)"),
 	OPT_BOOLEAN('T', "threads", &env.threads,
 		    "a root frame 'thread-0/TID' per sample with a thread id"),
 	OPT_BOOLEAN('s', "summary", &env.summary,
@@ -67,8 +67,8 @@ int cmd_import(int argc, char **argv)
 		return SB_EXIT_USAGE;
 	const char *input = argv[first];
 	if (env.format && !(fmt = import_format_find(env.format))) {
-		sb_err("unknown format '%s' (pprof, perf-script, folded, speedscope, firefox or "
-		       "gperftools)", env.format);
+		sb_err("unknown format '%s' (pprof, perf-script, folded, speedscope, firefox, "
+		       "gperftools or sysprof)", env.format);
 		return SB_EXIT_USAGE;
 	}
 	if (!(buf = import_read_file(input, fmt ? fmt->max_bytes : IMPORT_MAX_FILE, &len, err,

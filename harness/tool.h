@@ -32,15 +32,16 @@ struct tool {
 	struct sampler as_sampler;
 	char name[SB_NAME_LEN];
 	char description[128];
-	char command[TOOL_CMD_LEN]; /* the template, {hz} {out} {cmd} {pid} {duration} */
+	char command[TOOL_CMD_LEN]; /* the template, {hz} {out} {cmd} {pid} {duration} {tools} */
 	double attach_s;            /* {pid}: the target starts this long after the command */
+	double rate_hz;             /* `rate`: the tool's own fixed rate ({hz} unused); 0 none */
 	const struct import_format *format;
 	struct tool_need needs[TOOL_MAX_NEEDS];
 	int nneeds;
 };
 
-/* The built-in recipes (perf-record, perf-record-dwarf, gperftools-cpuprofile, bpftrace) as
- * recipe text: the one list of built-in tools. */
+/* The built-in recipes (perf-record, perf-record-dwarf, gperftools-cpuprofile, bpftrace,
+ * sysprof) as recipe text: the one list of built-in tools. */
 extern const char tool_builtin_recipes[];
 
 /* Parses recipe text (named file in errors) into out[*n ..max), advancing *n. Returns 0,

@@ -16,6 +16,7 @@
 #include "harness/cli.h"
 
 #define RECIPE_MAX_TEXT (1 << 20)
+#define RECIPE_MAX_RATE 20000.0 /* as `run --hz` */
 
 /* What the perf record recipes share: how perf script's output is read, what perf
  * measures and claims, what it needs here (they differ in the call-graph method). */
@@ -59,9 +60,25 @@ const char tool_builtin_recipes[] =
 	"clock cpu\n"
 	"has thread_ids stacks\n"
 	"needs binary bpftrace\n"
+	"needs root\n"
+	"\n"
+	/* sysprof-cli records the whole system through sysprofd, a D-Bus system service;
+	 * the script brings a private system bus where the machine has none. sysprof 3.46
+	 * samples each CPU every 1 ms of its cpu-clock (sysprof-perf-source.c; the script
+	 * refuses where it would use the cycle counter instead), whatever --hz asks. */
+	"tool sysprof\n"
+	"describe sysprof-cli (sysprof 3.46, whole system, cpu-clock 1 ms a CPU), its capture "
+	"read for the target's process\n"
+	"command sh {tools}/sysprof-record.sh {out} {cmd}\n"
+	"format sysprof\n"
+	"clock cpu\n"
+	"rate 1000\n"
+	"has thread_ids stacks\n"
+	"needs binary sysprof-cli\n"
 	"needs root\n";
 
-static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{pid}", "{duration}" };
+static const char *const placeholders[] = { "{hz}", "{out}", "{cmd}", "{pid}", "{duration}",
+					     "{tools}" };
 
 /* Every {...} of the template is a known placeholder, and {cmd} and {out} are there. */
 static int check_template(struct conf_lex *p, const char *cmd)
@@ -76,8 +93,8 @@ static int check_template(struct conf_lex *p, const char *cmd)
 		/* a brace of the tool's own syntax (bpftrace's probe body) is no placeholder */
 		if (!e || e - b > 12 || !isalpha((unsigned char)b[1]))
 			continue;
-		return conf_err(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid} or "
-			       "{duration})", (int)(e - b + 1), b);
+		return conf_err(p, "unknown placeholder '%.*s' (expected {hz}, {out}, {cmd}, {pid}, "
+			       "{duration} or {tools})", (int)(e - b + 1), b);
 	}
 	if (!!strstr(cmd, "{cmd}") == !!strstr(cmd, "{pid}") || !strstr(cmd, "{out}"))
 		return conf_err(p, "the command needs {out} (the profile) and one of {cmd} (launch "
@@ -135,7 +152,7 @@ static int parse_line(struct conf_lex *p, struct tool *t, const char *key, char 
 	} else if (!strcmp(key, "format")) {
 		if (!(t->format = import_format_find(arg)))
 			return conf_err(p, "unknown format '%s' (pprof, perf-script, folded, speedscope, "
-				       "firefox or gperftools)", arg);
+				       "firefox, gperftools or sysprof)", arg);
 	} else if (!strcmp(key, "clock")) {
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
 			return conf_err(p, "unknown clock '%s' (expected cpu or wall)", arg);
@@ -146,13 +163,20 @@ static int parse_line(struct conf_lex *p, struct tool *t, const char *key, char 
 		if (end == arg || *end || !(v >= 0 && v <= 60))
 			return conf_err(p, "attach takes seconds, 0..60 (not '%s')", arg);
 		t->attach_s = v;
+	} else if (!strcmp(key, "rate")) {
+		char *end;
+		double v = strtod(arg, &end);
+		if (end == arg || *end || !(v > 0 && v <= RECIPE_MAX_RATE))
+			return conf_err(p, "rate takes samples per second, above 0 and at most %g (not "
+				       "'%s')", RECIPE_MAX_RATE, arg);
+		t->rate_hz = v;
 	} else if (!strcmp(key, "has")) {
 		return parse_has(p, t, arg);
 	} else if (!strcmp(key, "needs")) {
 		return parse_needs(p, t, arg);
 	} else {
 		return conf_err(p, "unknown key '%s' (expected tool, describe, command, format, clock, "
-			       "attach, has or needs)", key);
+			       "rate, attach, has or needs)", key);
 	}
 	return 0;
 }

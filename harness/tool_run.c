@@ -29,7 +29,7 @@
 #define MAPS_MAX (4u << 20)
 
 struct tool_paths {
-	char dir[256], truth[300], out[300], log[300], pidfile[300], self[512];
+	char dir[256], truth[300], out[300], log[300], pidfile[300], self[512], tools[600];
 };
 
 /* Appends word to buf as one shell word, quoted only when it has to be (so that a recipe
@@ -101,9 +101,11 @@ static int expand(const struct tool *t, const struct run_spec *spec, const struc
 		append_word(cmd, sizeof(cmd), ta.argv[i]);
 	append_word(out, sizeof(out), p->out);
 
+	char tools[700] = "";
+	append_word(tools, sizeof(tools), p->tools);
 	const struct { const char *key, *value; } subs[] = {
 		{ "{hz}", hz }, { "{duration}", ta.dur }, { "{cmd}", cmd }, { "{out}", out },
-		{ "{pid}", pids },
+		{ "{pid}", pids }, { "{tools}", tools },
 	};
 	size_t nsubs = sizeof(subs) / sizeof(subs[0]), u = 0;
 	for (const char *c = t->command; *c;) {
@@ -300,6 +302,47 @@ static int cmp_symbol_pc(const void *a, const void *b)
 	return (x->pc > y->pc) - (x->pc < y->pc);
 }
 
+/* sysprof 3.46 names only the symbols of .text (elfparser.c), so the slot functions of
+ * this binary (section sb_slots) come as the target's addresses: each goes through the
+ * capture's maps to the same place of the same file in this process, as gperftools'
+ * addresses do, and is named by this process's symbolizer; the names sysprof gave stay. */
+static void relocate_addresses(struct sb_run *r, const unsigned char *buf, size_t len)
+{
+	char err[256];
+	size_t mlen = 0, own_len = 0, nmoved = 0, nnew = 0;
+	char *maps = import_sysprof_maps(buf, len, &mlen);
+	unsigned char *own = import_read_file("/proc/self/maps", MAPS_MAX, &own_len, err,
+					      sizeof(err));
+	uint64_t *moved = malloc((r->nframes ? r->nframes : 1) * sizeof(*moved));
+	struct sb_symbolizer *sym = symbolizer_new();
+	struct sb_symbol *syms = NULL, *all;
+
+	for (size_t i = 0; maps && own && moved && sym && i < r->nframes; i++) {
+		char path[900] = "";
+		uint64_t pc = r->frames[i], off = 0, here = 0;
+		if (pc == EXPORT_UNKNOWN_PC || pc >= IMPORT_PC_BASE)
+			continue; /* named by the capture */
+		if (maps_lookup(maps, mlen, path, sizeof(path), &pc, &off) != 0 ||
+		    maps_lookup((const char *)own, own_len, path, sizeof(path), &here, &off) != 0)
+			here = EXPORT_UNKNOWN_PC;
+		r->frames[i] = here;
+		if (here != EXPORT_UNKNOWN_PC)
+			moved[nmoved++] = here;
+	}
+	if (nmoved && symbolize_frames(sym, moved, nmoved, &syms, &nnew) == 0 &&
+	    (all = realloc(r->symbols, (r->nsymbols + nnew) * sizeof(*all)))) {
+		memcpy(all + r->nsymbols, syms, nnew * sizeof(*all));
+		r->symbols = all;
+		r->nsymbols += nnew;
+		qsort(r->symbols, r->nsymbols, sizeof(*r->symbols), cmp_symbol_pc);
+	}
+	free(syms);
+	symbolizer_free(sym);
+	free(moved);
+	free(own);
+	free(maps);
+}
+
 /* An imported profile names its frames, and the metrics find a sample's slot from its
  * leaf's address (wl_slot_of_pc): a frame named as a slot's leaf function gets that leaf's
  * address in this process (the target is this binary), so misattribution is measured as
@@ -365,7 +408,9 @@ static int read_profile(const struct tool *t, const char *path, struct sb_run *r
 	run_free(&imp);
 	if (!strcmp(t->format->name, "gperftools"))
 		relocate_and_symbolize(r, buf, blen);
-	else
+	if (!strcmp(t->format->name, "sysprof"))
+		relocate_addresses(r, buf, blen);
+	if (strcmp(t->format->name, "gperftools"))
 		rebase_slot_leaves(r);
 	free(buf);
 	for (size_t i = 0; i < r->nsamples; i++) {
@@ -419,6 +464,28 @@ static int exit_failure(const char *who, const struct child_exit *ex, double lim
 	return -1;
 }
 
+/* The tools/ directory of the source tree this binary was built in, for {tools} (the
+ * helper scripts recipes call, tools/sysprof-record.sh): DIR/tools for the first DIR of
+ * the binary's directory and its three parents that is a sampbench tree (DIR/harness/tool.h
+ * is there). Sets p->tools, or leaves it "" when there is none. */
+static void find_tools(struct tool_paths *p)
+{
+	char dir[512], probe[600];
+
+	snprintf(dir, sizeof(dir), "%s", p->self);
+	for (int up = 0; up < 4; up++) {
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return;
+		*slash = 0;
+		snprintf(probe, sizeof(probe), "%s/harness/tool.h", dir);
+		if (access(probe, R_OK) == 0) {
+			snprintf(p->tools, sizeof(p->tools), "%s/tools", dir);
+			return;
+		}
+	}
+}
+
 /* Runs the recipe's command: it launches the target ({cmd}), or the target is started
  * here waiting for SIGUSR1 and the command attaches to it ({pid}), and the target is let
  * go after the recipe's attach time. Returns 0, 1 when the run failed (why says how), -1
@@ -442,6 +509,10 @@ static int run_commands(const struct tool *t, const struct run_spec *spec,
 	struct exec_arg target_arg = { ta.argv, p->log };
 	if (attach && start_waiting_target(&target, &target_arg, p->pidfile, why, len) != 0)
 		return 1;
+	if (strstr(t->command, "{tools}") && !p->tools[0]) {
+		snprintf(why, len, "no sampbench source tree above %.120s for {tools}", p->self);
+		goto fail_target;
+	}
 	if (expand(t, spec, p, target.pid, cmd, sizeof(cmd)) != 0) {
 		snprintf(why, len, "the expanded command is too long");
 		goto fail_target;
@@ -508,6 +579,7 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 		return 0;
 	}
 	have_dir = 1;
+	find_tools(&p);
 	snprintf(p.truth, sizeof(p.truth), "%s/truth", p.dir);
 	snprintf(p.out, sizeof(p.out), "%s/profile", p.dir);
 	snprintf(p.log, sizeof(p.log), "%s/log", p.dir);
@@ -526,7 +598,9 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 		run_set_status(r, SB_RUN_FAILED, why);
 		goto out;
 	}
-	r->hz = spec->hz; /* the importer's own guess (gperftools' period) is not the request */
+	/* the importer's own guess (gperftools' period) is not the request; a tool with a
+	 * rate of its own (`rate`) samples at that rate whatever was asked */
+	r->hz = t->rate_hz > 0 ? t->rate_hz : spec->hz;
 	metrics_compute(r, spec->workload);
 	/* A format without thread ids (gperftools') leaves every sample on no thread: that
 	 * is no measurement of attribution, not a wrong one (docs/tools.md). */

@@ -1,5 +1,6 @@
 /* fuzz_import.c - libFuzzer target for one importer (analysis/import.h), chosen by the
- * environment variable FUZZ_FORMAT (pprof, perf-script, folded, speedscope, firefox):
+ * environment variable FUZZ_FORMAT (pprof, perf-script, folded, speedscope, firefox,
+ * sysprof):
  * tests/fuzz/run.sh builds the binary once and runs it once per format.
  * Whatever the bytes, import_buffer() must return 0 or -1 with one line, reading only
  * inside them and within its limits (-rss_limit_mb catches a bound that does not hold);

@@ -5,10 +5,10 @@
 #               profiles plus hand-made bad files)
 #   h5          the results reader on in-memory HDF5 file images; tests/fuzz/corpus_h5
 #               (small real results files written by `sampbench run`)
-#   pprof perf_script folded speedscope firefox
+#   pprof perf_script folded speedscope firefox sysprof
 #               the importers (analysis/import.h), one binary (fuzz_import.c) run per format;
 #               tests/fuzz/corpus_import/FORMAT (sampbench's own exports of a small run,
-#               a real `perf script` excerpt, hand-made variants)
+#               a real `perf script` excerpt, a cut real sysprof capture, hand-made variants)
 # Prints one result line per target; exits non-zero on a crash, a build failure or without
 # clang (make deps installs it). make check replays the corpora without libFuzzer
 # (tests/fuzz/replay.sh). New inputs go to a scratch directory, never into the
@@ -17,7 +17,7 @@
 # (make fuzz does).
 set -u
 secs=${1:-${FUZZ_SECONDS:-30}}
-targets=${FUZZ_TARGETS:-cpuprofile h5 pprof perf_script folded speedscope firefox}
+targets=${FUZZ_TARGETS:-cpuprofile h5 pprof perf_script folded speedscope firefox sysprof}
 build=${BUILD:-build}/fuzz
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null 2>&1; then
@@ -47,13 +47,14 @@ for t in $targets; do
 		extra=
 		corpus=tests/fuzz/corpus_h5
 		;;
-	pprof | perf_script | folded | speedscope | firefox)
+	pprof | perf_script | folded | speedscope | firefox | sysprof)
 		# the importers and what they reach: the run record, protobuf, zlib, cJSON; one
-		# binary for the five, told its format by FUZZ_FORMAT
+		# binary for the six, told its format by FUZZ_FORMAT
 		srcs="tests/fuzz/fuzz_import.c analysis/import.c analysis/import_pprof.c
 		      analysis/import_perf_script.c analysis/import_folded.c analysis/import_json.c
 		      analysis/import_speedscope.c analysis/import_firefox.c
-		      analysis/import_gperftools.c analysis/protobuf.c sampler/cpuprofile.c
+		      analysis/import_gperftools.c analysis/import_sysprof.c analysis/protobuf.c
+		      sampler/cpuprofile.c
 		      core/run.c core/metrics.c"
 		libs="-lz -lcjson -lm"
 		extra=
