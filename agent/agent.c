@@ -38,6 +38,7 @@
 
 #include "core/exec_shm.h"
 #include "core/util.h"
+#include "platform/platform.h"
 #include "sampler/plugin.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_ctl.h"
@@ -249,6 +250,7 @@ static void row_begin(struct sb_exec_thread *r, pid_t tid)
 		return;
 	}
 	r->tid = tid;
+	memset(r->name, 0, sizeof(r->name)); /* row 0 is each image's: not an earlier one's */
 	r->start_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r->start_ns = clock_ns(CLOCK_MONOTONIC);
 	atomic_store_explicit(&r->state, SB_EXEC_ROW_STARTED, memory_order_release);
@@ -274,8 +276,9 @@ static void row_check_blocked(struct sb_exec_thread *r)
 /* The calling thread ends its row: its start routine returned (check: look at its
  * signal mask too), or it called pthread_exit or was cancelled (the key's destructor; no
  * check: a cancellation acted on inside a signal handler, the sampler's included, unwinds
- * with that handler's mask). Async-signal-safe: clock_gettime, one sigprocmask, stores;
- * no lock. */
+ * with that handler's mask). Its name is the one it has now, whatever it started with.
+ * Async-signal-safe: clock_gettime, prctl(PR_GET_NAME), one sigprocmask, stores; no
+ * lock. */
 static void row_end(int check)
 {
 	struct sb_exec_thread *r = agent_row;
@@ -284,14 +287,50 @@ static void row_end(int check)
 	agent_row = NULL;
 	r->end_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r->end_ns = clock_ns(CLOCK_MONOTONIC);
+	plat_thread_get_name(r->name, sizeof(r->name));
 	if (check)
 		row_check_blocked(r);
 	atomic_store_explicit(&r->state, SB_EXEC_ROW_ENDED, memory_order_release);
 }
 
+/* Writes the decimal of v (v >= 0) at p; returns the end. No stdio: exit() may run in a
+ * signal handler. */
+static char *put_dec(char *p, long v)
+{
+	char d[24];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+/* Thread tid's name now, from /proc/self/task/TID/comm, into r->name (left as it is when
+ * unreadable). open, read, close: no allocation, no lock. */
+static void row_read_comm(struct sb_exec_thread *r, pid_t tid)
+{
+	char path[64] = "/proc/self/task/", buf[SB_THREAD_NAME_LEN + 1];
+	char *p = put_dec(path + strlen(path), (long)tid);
+	memcpy(p, "/comm", sizeof("/comm"));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k <= 0)
+		return;
+	buf[k] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	memset(r->name, 0, sizeof(r->name));
+	memcpy(r->name, buf, strnlen(buf, sizeof(r->name) - 1));
+}
+
 /* exit(): the threads of this image still running (the caller included) are read through
  * their CPU clocks, which the kernel lets a thread read only inside its own process; a
- * dead thread's read fails. Rows of an earlier image (before an execve) are left alone. */
+ * dead thread's read fails. Their names are read from /proc. Rows of an earlier image
+ * (before an execve) are left alone. */
 static void rows_at_exit(void)
 {
 	uint64_t n = atomic_load(&A.shm->threads_claimed);
@@ -305,6 +344,7 @@ static void rows_at_exit(void)
 		/* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), as pthread_getcpuclockid */
 		clockid_t cid = (clockid_t)((~(unsigned)r->tid) << 3) | 6;
 		r->exit_cpu_ns = clock_ns(cid);
+		row_read_comm(r, r->tid);
 	}
 	struct rusage ru;
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {

@@ -11,7 +11,7 @@
  *
  * Thread rows: every thread the agent follows (the main thread is row 0, each thread
  * made with pthread_create one more) writes its own CPU time (CLOCK_THREAD_CPUTIME_ID)
- * and CLOCK_MONOTONIC when its start routine begins and when it ends. A row index is
+ * and CLOCK_MONOTONIC when its start routine begins and when it ends, and its name then. A row index is
  * claimed with one atomic add on threads_claimed; the rows live past total_size, in
  * chunks of SB_EXEC_ROWS_BASE << k rows laid end to end (row i at threads_offset +
  * i * sizeof(struct sb_exec_thread) whatever its chunk), which the agent adds with
@@ -27,10 +27,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/run.h"
 #include "core/sample.h"
 
 #define SB_EXEC_MAGIC 0x3130434558454253ull /* "SBEXEC01" */
-#define SB_EXEC_VERSION 2
+#define SB_EXEC_VERSION 3
 #define SB_EXEC_MAX_HELPERS 16   /* sampler threads the agent started in the target */
 #define SB_EXEC_MAX_STATS 32
 #define SB_EXEC_MAPS_MAX (512u << 10) /* /proc/self/maps copied at exit */
@@ -53,7 +54,7 @@ enum sb_exec_row_state {
 #define SB_EXEC_ROWS_BASE 1024u       /* rows of chunk 0; chunk k holds BASE << k */
 #define SB_EXEC_ROW_SIGBLOCKED 1u     /* flags: the sampler's signal was blocked at its end */
 
-/* One thread's own clocks (64 bytes). Times in ns; 0 = not read. */
+/* One thread's own clocks and name (128 bytes). Times in ns; 0 = not read. */
 struct sb_exec_thread {
 	_Atomic uint32_t state;      /* enum sb_exec_row_state, written last (release) */
 	int32_t tid;
@@ -62,9 +63,12 @@ struct sb_exec_thread {
 	uint64_t exit_cpu_ns;        /* read by exit() from another thread: still running then */
 	uint32_t flags;              /* SB_EXEC_ROW_* */
 	uint32_t pad;
-	uint64_t pad2;
+	/* the thread's name (PR_GET_NAME) at its end, or at exit() (/proc) for a thread still
+	 * running then; "" when not read */
+	char name[SB_THREAD_NAME_LEN];
+	uint8_t pad2[128 - 56 - SB_THREAD_NAME_LEN];
 };
-_Static_assert(sizeof(struct sb_exec_thread) == 64, "one row, one cache line");
+_Static_assert(sizeof(struct sb_exec_thread) == 128, "one row, two cache lines");
 
 struct sb_exec_stat {
 	char name[48];

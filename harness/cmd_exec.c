@@ -261,6 +261,7 @@ int cmd_exec(int argc, char **argv)
 		fprintf(stderr, "\nsampbench exec: %s, %g Hz\n", cmdline, env.hz);
 		exec_print_runs(stderr, runs, (size_t)done);
 		exec_print_top(stderr, runs, (size_t)done);
+		exec_print_threads(stderr, runs, (size_t)done);
 		if (env.out && env.out != tmp_out)
 			fprintf(stderr, "\nwritten: %s\n", env.out);
 	}

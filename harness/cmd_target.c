@@ -75,6 +75,17 @@ static int write_pid(const char *path)
 	return 0;
 }
 
+/* Slot t's thread name for the truth file's last column: terminated, and one line (a
+ * control character, which a name may hold, becomes '?'). */
+static void truth_name(const struct wl_truth *t, char name[SB_THREAD_NAME_LEN])
+{
+	memcpy(name, t->name, SB_THREAD_NAME_LEN);
+	name[SB_THREAD_NAME_LEN - 1] = 0;
+	for (char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
 static int write_truth(const char *path, const char *workload, const struct wl_ctx *ctx,
 		       uint64_t start_ns, uint64_t end_ns)
 {
@@ -87,18 +98,20 @@ static int write_truth(const char *path, const char *workload, const struct wl_c
 		workload, ctx->threads, ctx->duration_s, ctx->seed, (int)getpid());
 	fprintf(f, "start_ns %" PRIu64 " end_ns %" PRIu64 "\n", start_ns, end_ns);
 	fprintf(f, "slot tid os_threads cpu_ns alive_ns offcpu_ns ops checksum_errors eintr "
-		   "short_io\n");
+		   "short_io name\n");
 	for (int i = 0; i < SB_MAX_THREADS; i++) {
 		const struct wl_truth *t = &ctx->truth[i];
+		char name[SB_THREAD_NAME_LEN];
 		if (atomic_load(&t->os_threads) == 0)
 			continue;
+		truth_name(t, name);
 		fprintf(f, "%d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			   " %" PRIu64 " %" PRIu64 "\n",
+			   " %" PRIu64 " %" PRIu64 " %s\n",
 			i, (int)atomic_load(&t->tid), (unsigned)atomic_load(&t->os_threads),
 			atomic_load(&t->cpu_ns), atomic_load(&t->alive_ns),
 			atomic_load(&t->offcpu_ns), atomic_load(&t->ops),
 			atomic_load(&t->checksum_errors), atomic_load(&t->eintr),
-			atomic_load(&t->short_io));
+			atomic_load(&t->short_io), name);
 	}
 	if (fflush(f) != 0 || ferror(f) || atomic_file_commit(&af) != 0) {
 		atomic_file_abort(&af);

@@ -144,12 +144,54 @@ cleanup:
 	return rc;
 }
 
+/* Samples of r in slot index (-1: on no workload thread). */
+static uint64_t top_slot_samples(const struct sb_run *r, int32_t index)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < r->nsamples; i++)
+		n += r->samples[i].thread_index == index;
+	return n;
+}
+
+/* Prints run r's samples by thread: one row per slot (its name beside its slot and tid,
+ * "-" when unknown), its samples and their share, and its share of the true CPU time,
+ * then the samples on no thread. Returns 0. */
+static int top_print_threads(FILE *out, const struct sb_run *r, long limit)
+{
+	double cpu = 0;
+	for (size_t i = 0; i < r->nthread_rows; i++)
+		cpu += (double)r->thread_rows[i].cpu_ns;
+	size_t shown = limit > 0 && (size_t)limit < r->nthread_rows ? (size_t)limit
+								    : r->nthread_rows;
+	double all = r->nsamples ? (double)r->nsamples : 1;
+	fprintf(out, "run %" PRId64 ": %s on %s, %d threads, %g Hz: %zu samples, %zu thread "
+		"slots\n\n", r->run_id, r->sampler, r->workload, r->threads, r->hz, r->nsamples,
+		r->nthread_rows);
+	fprintf(out, "%4s | %-15s | %8s | %8s | %10s | %10s\n", "Slot", "Thread", "Tid", "Samples",
+		"Share", "CPU share");
+	fprintf(out, "-----+-----------------+----------+----------+------------+-----------\n");
+	for (size_t i = 0; i < shown; i++) {
+		const struct sb_thread_row *t = &r->thread_rows[i];
+		uint64_t n = top_slot_samples(r, t->index);
+		fprintf(out, "%4d | %-15s | %8d | %8" PRIu64 " | %8.4f %% | %8.4f %%\n",
+			(int)t->index, t->name[0] ? t->name : "-", (int)t->tid, n,
+			100.0 * (double)n / all, cpu > 0 ? 100.0 * (double)t->cpu_ns / cpu : 0.0);
+	}
+	if (shown < r->nthread_rows)
+		fprintf(out, "..\n");
+	uint64_t none = top_slot_samples(r, -1);
+	fprintf(out, "%4s | %-15s | %8s | %8" PRIu64 " | %8.4f %% | %10s\n", "-", "(no thread)", "-",
+		none, 100.0 * (double)none / all, "-");
+	return 0;
+}
+
 #define TOP_STR(x) #x
 #define TOP_XSTR(x) TOP_STR(x)
 
 static struct env {
 	long run_id; /* -1: every run with samples */
 	int kernel;
+	int threads; /* by thread instead of by leaf function */
 	long limit;
 } env;
 
@@ -159,6 +201,8 @@ const struct opt cmd_top_options[] = {
 	OPT_INTEGER('r', "run", &env.run_id, "ID", 0, INT64_MAX, "only run ID"),
 	OPT_BOOLEAN('k', "kernel", &env.kernel,
 		    "count kernel leaf frames (default: the first user frame)"),
+	OPT_BOOLEAN('t', "threads", &env.threads,
+		    "by thread: each slot's name, tid, samples and true CPU share"),
 	OPT_INTEGER('n', "limit", &env.limit, "N", 0, 1000000,
 		    "rows per run, 0 for all (default " TOP_XSTR(TOP_DEFAULT_LIMIT) ")"),
 	OPT_HELP(),
@@ -168,15 +212,18 @@ const struct opt cmd_top_options[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sampbench top [--run ID] [--kernel] [--limit N] FILE.h5\n\n"
+		"usage: sampbench top [--run ID] [--kernel] [--threads] [--limit N] FILE.h5\n\n"
 		"Prints a flat profile of the leaf frames of each run with samples (or of run ID):\n"
 		"Module | Method+offset | Calls | Share. User frames are symbolized when the run\n"
 		"was recorded by this executable (same build id); kernel frames from\n"
-		"/proc/kallsyms (right for runs recorded since the last boot).\n\n");
+		"/proc/kallsyms (right for runs recorded since the last boot). With --threads,\n"
+		"by thread instead: Slot | Thread (the name it gave itself, - when unknown) |\n"
+		"Tid | Samples | Share | CPU share (its share of the true CPU time).\n\n");
 	opt_help(out, cmd_top_options);
 }
 
-/* `sampbench top [--run ID] [--kernel] [--limit N] FILE.h5`. Returns the exit code. */
+/* `sampbench top [--run ID] [--kernel] [--threads] [--limit N] FILE.h5`. Returns the exit
+ * code. */
 int cmd_top(int argc, char **argv)
 {
 	struct sb_run *runs = NULL;
@@ -209,7 +256,8 @@ int cmd_top(int argc, char **argv)
 			continue;
 		if (printed++)
 			fputc('\n', stdout);
-		if (top_print(stdout, r, env.kernel, env.limit) < 0) {
+		if (env.threads ? top_print_threads(stdout, r, env.limit) < 0
+				: top_print(stdout, r, env.kernel, env.limit) < 0) {
 			sb_err("out of memory");
 			rc = SB_EXIT_FAIL;
 			goto cleanup;

@@ -14,7 +14,10 @@
  * ns. A thread's last value is the last read before it exited: with a poll every few ms
  * a thread loses at most one poll interval plus one tick (the field is updated at ticks
  * and context switches). Where the agent runs, the rows each thread wrote from its own
- * clocks (exec_truth_row) replace those reads with the value at the thread's end. */
+ * clocks (exec_truth_row) replace those reads with the value at the thread's end. A
+ * thread's name is read beside its CPU time at each poll (/proc/PID/task/TID/comm, kept
+ * open as schedstat is), and the agent's row, read by the thread at its end, replaces
+ * it. */
 #include "harness/exec_ext.h"
 
 #include <dirent.h>
@@ -281,6 +284,26 @@ int exec_truth_init(struct exec_truth *tr, pid_t pid)
 	return 0;
 }
 
+/* /proc/PID/task/TID/comm of tid, opened; -1 when it cannot be. */
+static int open_comm(const struct exec_truth *tr, pid_t tid)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)tr->pid, (int)tid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Reads t's name from its comm file into t->name (kept as it was when unreadable). */
+static void read_comm(struct exec_tid *t)
+{
+	char buf[SB_THREAD_NAME_LEN + 1];
+	ssize_t k = t->comm_fd >= 0 ? pread(t->comm_fd, buf, sizeof(buf) - 1, 0) : -1;
+	if (k <= 0)
+		return;
+	buf[k] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	snprintf(t->name, sizeof(t->name), "%.*s", SB_THREAD_NAME_LEN - 1, buf);
+}
+
 static int open_tid(const struct exec_truth *tr, pid_t tid)
 {
 	char path[96];
@@ -336,7 +359,7 @@ static struct exec_tid *append_tid(struct exec_truth *tr, pid_t tid)
 	struct exec_tid *t = &tr->t[tr->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->fd = -1;
+	t->fd = t->comm_fd = -1;
 	return t;
 }
 
@@ -395,6 +418,9 @@ int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row)
 		t->first_ns = row->start_ns;
 	if (state == SB_EXEC_ROW_ENDED && row->end_ns > t->last_ns)
 		t->last_ns = row->end_ns;
+	/* read by the thread at its end (or at exit()): later than any poll's */
+	if (row->name[0])
+		snprintf(t->name, sizeof(t->name), "%.*s", SB_THREAD_NAME_LEN - 1, row->name);
 	return 0;
 }
 
@@ -422,6 +448,7 @@ void exec_truth_poll(struct exec_truth *tr)
 			if (!t)
 				break;
 			t->fd = open_tid(tr, tid);
+			t->comm_fd = t->fd >= 0 ? open_comm(tr, tid) : -1;
 			t->first_ns = now;
 			t->after_ns = listed; /* the previous listing did not have it */
 			if (t->fd < 0)
@@ -438,11 +465,15 @@ void exec_truth_poll(struct exec_truth *tr)
 		if (read_cpu(tr, t->fd, &ns) != 0) {
 			close(t->fd);
 			t->fd = -1;
+			if (t->comm_fd >= 0)
+				close(t->comm_fd);
+			t->comm_fd = -1;
 			t->gone_ns = mono_ns();
 			continue;
 		}
 		t->cpu_ns = ns;
 		t->last_ns = now;
+		read_comm(t);
 	}
 	char buf[1024];
 	ssize_t k = tr->stat_fd >= 0 ? pread(tr->stat_fd, buf, sizeof(buf) - 1, 0) : -1;
@@ -456,11 +487,13 @@ void exec_truth_poll(struct exec_truth *tr)
 
 void exec_truth_close(struct exec_truth *tr)
 {
-	for (size_t i = 0; i < tr->n; i++)
-		if (tr->t[i].fd >= 0) {
+	for (size_t i = 0; i < tr->n; i++) {
+		if (tr->t[i].fd >= 0)
 			close(tr->t[i].fd);
-			tr->t[i].fd = -1;
-		}
+		if (tr->t[i].comm_fd >= 0)
+			close(tr->t[i].comm_fd);
+		tr->t[i].fd = tr->t[i].comm_fd = -1;
+	}
 	if (tr->pid > 0 && tr->stat_fd >= 0) /* a zeroed, never started truth owns no fd */
 		close(tr->stat_fd);
 	tr->stat_fd = -1;

@@ -37,6 +37,9 @@ struct exec_tid {
 	/* Bounds of its life, to match an agent row: born after after_ns (the start of the
 	 * last poll that listed the threads without it), dead by gone_ns (0: not seen gone) */
 	uint64_t after_ns, gone_ns;
+	int comm_fd;         /* /proc/PID/task/TID/comm, -1 once it is gone */
+	/* its name: at the last poll that read it, or its agent row's (read at its end) */
+	char name[SB_THREAD_NAME_LEN];
 };
 
 struct exec_truth {
@@ -52,13 +55,15 @@ struct exec_truth {
 
 /* Starts following pid's threads. Returns 0 or -1. */
 int exec_truth_init(struct exec_truth *tr, pid_t pid);
-/* Reads every live thread's CPU time (sum_exec_runtime) now; new threads are appended. */
+/* Reads every live thread's CPU time (sum_exec_runtime) and name (comm) now; new threads
+ * are appended. */
 void exec_truth_poll(struct exec_truth *tr);
 /* The latest entry of tid, appended (cpu 0) when it was never seen; NULL when out of
  * memory. */
 struct exec_tid *exec_truth_tid(struct exec_truth *tr, pid_t tid);
 /* Merges one agent thread row (core/exec_shm.h): the entry of the same thread (same tid,
- * lives that overlap) or a new one takes the row's times; an ended row's CPU is exact.
+ * lives that overlap) or a new one takes the row's times, and its name when it has one;
+ * an ended row's CPU is exact.
  * Returns 0 or -1 (out of memory). */
 struct sb_exec_thread;
 int exec_truth_row(struct exec_truth *tr, const struct sb_exec_thread *row);

@@ -1,4 +1,4 @@
-/* exec_print.c - the two tables `sampbench exec` prints on stderr (exec_print.h). */
+/* exec_print.c - the tables `sampbench exec` prints on stderr (exec_print.h). */
 #include "harness/exec_print.h"
 
 #include "analysis/symbolize.h"
@@ -128,4 +128,58 @@ void exec_print_top(FILE *out, const struct sb_run *runs, size_t n)
 	}
 done:
 	free(f);
+}
+
+/* Share of r's sample weight (count where a sample has none) on slot index. */
+static double slot_weight_share(const struct sb_run *r, int32_t index)
+{
+	double mine = 0, total = 0;
+	for (size_t k = 0; k < r->nsamples; k++) {
+		const struct sb_sample *s = &r->samples[k];
+		double w = isnan(s->weight_ns) ? 1 : s->weight_ns;
+		total += w;
+		mine += s->thread_index == index ? w : 0;
+	}
+	return total > 0 ? mine / total : NAN;
+}
+
+/* Whether thread row k of r is among its EXEC_TOP busiest (by true CPU; ties by slot). */
+static int busiest(const struct sb_run *r, size_t k)
+{
+	size_t above = 0;
+	const struct sb_thread_row *t = &r->thread_rows[k];
+	for (size_t j = 0; j < r->nthread_rows && above < EXEC_TOP; j++) {
+		const struct sb_thread_row *u = &r->thread_rows[j];
+		above += u->cpu_ns > t->cpu_ns || (u->cpu_ns == t->cpu_ns && j < k);
+	}
+	return above < EXEC_TOP;
+}
+
+void exec_print_threads(FILE *out, const struct sb_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_run *r = &runs[i];
+		double cpu = 0;
+		if (r->nthread_rows < 2)
+			continue;
+		for (size_t k = 0; k < r->nthread_rows; k++)
+			cpu += (double)r->thread_rows[k].cpu_ns;
+		fprintf(out, "\nthreads under %s: true CPU share, share of the samples' weight%s:\n",
+			r->sampler, r->nthread_rows > EXEC_TOP ? " (the busiest)" : "");
+		fprintf(out, "%4s  %-15s  %8s  %8s  %8s\n", "slot", "thread", "tid", "cpu", "samples");
+		for (size_t k = 0; k < r->nthread_rows; k++) {
+			const struct sb_thread_row *t = &r->thread_rows[k];
+			char share[16];
+			if (!busiest(r, k))
+				continue;
+			double w = slot_weight_share(r, t->index);
+			if (isnan(w))
+				snprintf(share, sizeof(share), "-");
+			else
+				snprintf(share, sizeof(share), "%.1f%%", 100 * w);
+			fprintf(out, "%4d  %-15s  %8d  %7.1f%%  %8s\n", (int)t->index,
+				t->name[0] ? t->name : "-", (int)t->tid,
+				cpu > 0 ? 100 * (double)t->cpu_ns / cpu : 0.0, share);
+		}
+	}
 }

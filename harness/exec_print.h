@@ -1,4 +1,4 @@
-/* exec_print.h - what `sampbench exec` prints: its runs side by side. */
+/* exec_print.h - what `sampbench exec` prints: its runs side by side, and their threads. */
 #ifndef SB_EXEC_PRINT_H
 #define SB_EXEC_PRINT_H
 
@@ -17,5 +17,10 @@ void exec_print_runs(FILE *out, const struct sb_run *runs, size_t n);
  * first EXEC_MAX_SAMPLERS runs. The order follows perf when it ran (the reference), else
  * the first run. */
 void exec_print_top(FILE *out, const struct sb_run *runs, size_t n);
+
+/* The threads of each run with more than one: slot, the name the thread gave itself ("-"
+ * when unknown), tid, its share of the true CPU time and of the run's sample weight; the
+ * EXEC_TOP busiest (by true CPU) of each, in slot order. */
+void exec_print_threads(FILE *out, const struct sb_run *runs, size_t n);
 
 #endif

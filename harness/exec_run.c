@@ -149,6 +149,9 @@ static int collect(struct exec_ctx *c)
 			row->weight_ns = NAN;
 		}
 		slot_of[i] = row->index;
+		/* a pooled slot has its last thread's name, as churn's slots do */
+		memcpy(row->name, t->name, sizeof(row->name));
+		row->name[sizeof(row->name) - 1] = 0;
 		row->os_threads++;
 		row->cpu_ns += t->cpu_ns;
 		row->alive_ns += t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;

@@ -359,6 +359,9 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		row->eintr = atomic_load(&t->eintr);
 		row->short_io = atomic_load(&t->short_io);
 		row->weight_ns = NAN;
+		/* the child's thread wrote it at its end; the child is gone: terminate it */
+		memcpy(row->name, t->name, sizeof(row->name));
+		row->name[sizeof(row->name) - 1] = 0;
 	}
 	for (int i = 0; i < sh->nstats; i++)
 		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);

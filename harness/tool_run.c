@@ -207,9 +207,16 @@ static int read_truth(const char *path, struct sb_run *r, char *why, size_t len)
 		unsigned long long v[8];
 		if (sscanf(line, "start_ns %llu end_ns %llu", &start, &end) == 2)
 			continue;
-		if (sscanf(line, "%d %d %llu %llu %llu %llu %llu %llu %llu %llu", &row.index, &row.tid,
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 10)
+		int end = 0;
+		if (sscanf(line, "%d %d %llu %llu %llu %llu %llu %llu %llu %llu%n", &row.index,
+			   &row.tid, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+			   &end) != 10)
 			continue;
+		/* the rest of the line after one blank: the slot's thread name ("" unknown) */
+		if (line[end] == ' ') {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(row.name, sizeof(row.name), "%.15s", line + end + 1);
+		}
 		if (row.index < 0 || row.index >= SB_MAX_THREADS ||
 		    r->nthread_rows == SB_MAX_THREADS)
 			continue;

@@ -151,6 +151,23 @@ int plat_die_with_parent(void)
 	return -1;
 }
 
+int plat_thread_set_name(const char *name)
+{
+	char cut[16];
+
+	snprintf(cut, sizeof(cut), "%s", name); /* as Linux keeps it: 15 bytes */
+	return pthread_setname_np(cut);
+}
+
+void plat_thread_get_name(char *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	if (pthread_getname_np(pthread_self(), buf, len) != 0)
+		buf[0] = 0;
+	buf[len - 1] = 0;
+}
+
 long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns)
 {
 	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull),

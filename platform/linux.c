@@ -93,3 +93,30 @@ int plat_die_with_parent(void)
 {
 	return prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
+
+int plat_thread_set_name(const char *name)
+{
+	char cut[16];
+
+	/* pthread_setname_np refuses a name over 15 bytes (ERANGE): cut it as the kernel would */
+	size_t n = strnlen(name, sizeof(cut) - 1);
+	memcpy(cut, name, n);
+	cut[n] = 0;
+	return pthread_setname_np(pthread_self(), cut);
+}
+
+void plat_thread_get_name(char *buf, size_t len)
+{
+	char name[16] = ""; /* PR_GET_NAME writes 16 bytes, NUL included */
+
+	if (len == 0)
+		return;
+	if (prctl(PR_GET_NAME, name) != 0)
+		name[0] = 0;
+	name[sizeof(name) - 1] = 0;
+	size_t n = strlen(name);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, name, n);
+	buf[n] = 0;
+}

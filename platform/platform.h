@@ -11,6 +11,7 @@
 #ifndef SB_PLATFORM_H
 #define SB_PLATFORM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -57,6 +58,15 @@ int plat_anon_fd(const char *name);
  * Linux: PR_SET_PDEATHSIG. Returns 0, or -1 with errno (ENOSYS on Darwin, which has no
  * such call: there the harness's watchdog and process group are the only safety net). */
 int plat_die_with_parent(void);
+
+/* Names the calling thread name (cut to 15 bytes, as Linux keeps a thread's name). Linux:
+ * pthread_setname_np(pthread_self(), ...); Darwin: pthread_setname_np(name). Returns 0 or
+ * an errno value. */
+int plat_thread_set_name(const char *name);
+
+/* The calling thread's name into buf[len] (len >= 16), NUL-terminated, "" when unknown.
+ * Linux: prctl(PR_GET_NAME), async-signal-safe; Darwin: pthread_getname_np. */
+void plat_thread_get_name(char *buf, size_t len);
 
 /* A code address read from the stack (a return address) or a register, with pointer
  * authentication bits removed (arm64: XPACLRI, a hint that is a no-op on cores without

@@ -55,6 +55,13 @@ struct metric_row {
 	char unit[UNIT_LEN];
 };
 
+/* One row of a run's optional `thread_names` dataset: the name slot `index`'s thread gave
+ * itself (struct sb_thread_row.name). Only slots whose name is known have a row. */
+struct sb_thread_name_row {
+	int32_t index;
+	char name[SB_THREAD_NAME_LEN];
+};
+
 enum kind { K_I32, K_U32, K_I64, K_U64, K_F64, K_STR };
 
 struct field {
@@ -86,6 +93,8 @@ extern const struct field pause_bucket_fields[];
 extern const size_t n_pause_bucket_fields;
 extern const struct field gap_fields[];
 extern const size_t n_gap_fields;
+extern const struct field thread_name_fields[];
+extern const size_t n_thread_name_fields;
 
 struct sb_h5 {
 	hid_t file;
@@ -99,6 +108,7 @@ struct sb_h5 {
 	hid_t fact_type;
 	hid_t calib_type;
 	hid_t progress_type, pause_bucket_type, gap_type; /* the progress clock's tables */
+	hid_t thread_name_type; /* the optional `thread_names` table */
 	hsize_t nruns;
 	struct sb_host host; /* repeated on every run group */
 	struct sb_host root; /* the root's host, while h5_append_run_host() writes another */

@@ -446,6 +446,7 @@ static int run_from_row(struct rd *rd, struct runs_row *row, size_t i, struct sb
 struct rd_types {
 	hid_t sample, thread, stat, metric, symbol;
 	hid_t progress, pause_bucket, gap;
+	hid_t thread_name;
 };
 
 /* read_rows for a table newer files have and older ones lack: absent reads as no rows. */
@@ -494,6 +495,43 @@ static int check_run(struct rd *rd, const char *grp, const struct sb_run *r)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Reads the optional `thread_names` of group g into r's thread rows, whose slots
+ * check_run has checked (without it every name is ""). Each row must name a slot r has a
+ * thread row for; names are terminated. Returns 0, or -1 with one line in rd->err. */
+static int read_thread_names(struct rd *rd, const struct rd_types *t, hid_t g,
+			     const char *grp, struct sb_run *r)
+{
+	struct sb_thread_name_row *rows;
+	int pos[SB_MAX_THREADS];
+	void *buf;
+	size_t n;
+
+	if (read_optional_rows(rd, g, grp, "thread_names", t->thread_name, &buf, &n) < 0)
+		return -1;
+	rows = buf;
+	for (int i = 0; i < SB_MAX_THREADS; i++)
+		pos[i] = -1;
+	/* `threads` has no name column: whatever HDF5 left in those bytes is cleared */
+	for (size_t i = r->nthread_rows; i-- > 0;) {
+		memset(r->thread_rows[i].name, 0, sizeof(r->thread_rows[i].name));
+		pos[r->thread_rows[i].index] = (int)i; /* indexes checked by check_run */
+	}
+	for (size_t i = 0; i < n; i++) {
+		int32_t slot = rows[i].index;
+		if (slot < 0 || slot >= SB_MAX_THREADS || pos[slot] < 0) {
+			seterr(rd->err, rd->errlen, "'%s' has a name for thread slot %d in "
+			       "%s/thread_names, which has no such thread", rd->path, (int)slot,
+			       grp);
+			free(rows);
+			return -1;
+		}
+		terminate(rows[i].name, sizeof(rows[i].name));
+		memcpy(r->thread_rows[pos[slot]].name, rows[i].name, SB_THREAD_NAME_LEN);
+	}
+	free(rows);
 	return 0;
 }
 
@@ -565,7 +603,7 @@ static int read_run_group(struct rd *rd, const struct rd_types *t, const char *n
 			terminate(r->symbols[i].function, sizeof(r->symbols[i].function));
 		}
 	}
-	if (check_run(rd, grp, r) < 0)
+	if (check_run(rd, grp, r) < 0 || read_thread_names(rd, t, g, grp, r) < 0)
 		goto cleanup;
 	ret = 0;
 cleanup:
@@ -657,7 +695,7 @@ hid_t open_path(struct rd *rd)
 int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	      size_t *nruns, int load_samples)
 {
-	struct rd_types t = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct rd_types t = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct runs_row *rows = NULL;
 	struct sb_run *out = NULL;
 	struct sb_host *h = NULL;
@@ -687,8 +725,11 @@ int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	t.pause_bucket = compound_type(sizeof(struct sb_pause_bucket), pause_bucket_fields,
 				       n_pause_bucket_fields);
 	t.gap = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
+	t.thread_name = compound_type(sizeof(struct sb_thread_name_row), thread_name_fields,
+				      n_thread_name_fields);
 	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 ||
-	    t.symbol < 0 || t.progress < 0 || t.pause_bucket < 0 || t.gap < 0) {
+	    t.symbol < 0 || t.progress < 0 || t.pause_bucket < 0 || t.gap < 0 ||
+	    t.thread_name < 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
 		goto cleanup;
 	}
@@ -729,6 +770,7 @@ cleanup:
 	close_id(&t.progress);
 	close_id(&t.pause_bucket);
 	close_id(&t.gap);
+	close_id(&t.thread_name);
 	close_id(&t.thread);
 	close_id(&t.sample);
 	close_id(&rtype);

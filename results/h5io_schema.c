@@ -134,6 +134,14 @@ const struct field gap_fields[] = {
 	FLD(sb_gap_row, pause_ns, K_U64),
 };
 
+/* The names threads gave themselves (docs/hdf5.md "thread_names"): optional, a file
+ * without it reads with every name "". */
+const struct field thread_name_fields[] = {
+	FLD(sb_thread_name_row, index, K_I32),
+	FLD(sb_thread_name_row, name, K_STR),
+};
+
+const size_t n_thread_name_fields = ARRAY_SIZE(thread_name_fields);
 const size_t n_progress_fields = ARRAY_SIZE(progress_fields);
 const size_t n_pause_bucket_fields = ARRAY_SIZE(pause_bucket_fields);
 const size_t n_gap_fields = ARRAY_SIZE(gap_fields);

@@ -237,6 +237,7 @@ void close_all(struct sb_h5 *f)
 	close_id(&f->progress_type);
 	close_id(&f->pause_bucket_type);
 	close_id(&f->gap_type);
+	close_id(&f->thread_name_type);
 }
 
 /* A count from a caller's struct, within 0..max. */
@@ -272,10 +273,12 @@ int make_types(struct sb_h5 *f)
 	f->pause_bucket_type = compound_type(sizeof(struct sb_pause_bucket), pause_bucket_fields,
 					     n_pause_bucket_fields);
 	f->gap_type = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
+	f->thread_name_type = compound_type(sizeof(struct sb_thread_name_row),
+					    thread_name_fields, n_thread_name_fields);
 	return f->progress_type < 0 || f->pause_bucket_type < 0 || f->gap_type < 0 ||
 			       f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
 			       f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 ||
-			       f->calib_type < 0
+			       f->calib_type < 0 || f->thread_name_type < 0
 		       ? -1
 		       : 0;
 }
@@ -336,7 +339,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 	f->file = f->runs = f->runs_type = f->sample_type = -1;
 	f->thread_type = f->stat_type = f->metric_type = f->symbol_type = -1;
 	f->fact_type = f->calib_type = -1;
-	f->progress_type = f->pause_bucket_type = f->gap_type = -1;
+	f->progress_type = f->pause_bucket_type = f->gap_type = f->thread_name_type = -1;
 	f->force = force;
 	f->host = *host;
 	f->path = strdup(path);
@@ -405,6 +408,30 @@ const char *h5_strerror(const struct sb_h5 *f)
 	return f ? f->err : "";
 }
 
+/* Writes r's `thread_names`: one row per thread row whose name is known, none when no
+ * name is (an empty table). Returns 0/-1. */
+static int write_thread_names(struct sb_h5 *f, hid_t g, const struct sb_run *r)
+{
+	struct sb_thread_name_row *rows = calloc(r->nthread_rows ? r->nthread_rows : 1,
+						 sizeof(*rows));
+	size_t n = 0;
+	int ret;
+
+	if (!rows)
+		return -1;
+	for (size_t i = 0; i < r->nthread_rows; i++) {
+		const struct sb_thread_row *t = &r->thread_rows[i];
+		if (!t->name[0])
+			continue;
+		rows[n].index = t->index;
+		memcpy(rows[n].name, t->name, sizeof(rows[n].name));
+		n++;
+	}
+	ret = write_table(g, "thread_names", f->thread_name_type, rows, n, "");
+	free(rows);
+	return ret;
+}
+
 static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 {
 	struct metric_row *m = NULL;
@@ -446,7 +473,8 @@ static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 	    write_table(g, "progress", f->progress_type, r->progress, r->nprogress, "") < 0 ||
 	    write_table(g, "pause_hist", f->pause_bucket_type, r->pause_hist, r->npause_hist,
 			"") < 0 ||
-	    write_table(g, "pause_gaps", f->gap_type, r->gaps, r->ngaps, "") < 0)
+	    write_table(g, "pause_gaps", f->gap_type, r->gaps, r->ngaps, "") < 0 ||
+	    write_thread_names(f, g, r) < 0)
 		goto cleanup;
 	ret = 0;
 cleanup:

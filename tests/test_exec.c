@@ -34,7 +34,7 @@
 #define BIG_THREAD_NS 100000000ull /* threads with >= 100 ms of CPU must have samples */
 
 static char build[256], bin[512], spin[512], sigprof[512], plugin[512], shortthreads[512];
-static char manythreads[512], forkburn[512], blockprog[512];
+static char manythreads[512], forkburn[512], blockprog[512], namedthreads[512];
 static char tmpdir[] = "/tmp/sbexec.XXXXXX";
 
 /* Runs bin with args; stdout and stderr into the given buffers (either may be NULL).
@@ -640,6 +640,75 @@ static void test_blocked_signals_raw(void **state)
 	free_runs(runs, n);
 }
 
+/* The row of r whose thread is named name, or NULL. */
+static const struct sb_thread_row *row_named(const struct sb_run *r, const char *name)
+{
+	for (size_t k = 0; k < r->nthread_rows; k++)
+		if (!strcmp(r->thread_rows[k].name, name))
+			return &r->thread_rows[k];
+	return NULL;
+}
+
+/* Thread names under exec: each thread's row carries the name it had at its end, through
+ * the agent (ctimer: the thread reads it itself as it ends; the sleeper, alive at exit,
+ * from /proc at exit()) and from outside (perf: /proc/PID/task/TID/comm at the last poll
+ * that saw it). worker-0 renamed itself late-0 half-way: only the later name is its own
+ * at its end. "blink" lives a few µs, between two polls: only the agent's row has it. The
+ * sleeper is renamed "sleeper-end" just before exit: the agent reads it at exit() (a poll
+ * may too, while the agent stops the sampler); perf has the last poll's name, either. */
+static void test_thread_names(void **state)
+{
+	(void)state;
+	char err[16384];
+	struct sb_run *runs;
+	size_t n;
+	exec_read(ARGS("exec", "--sampler", "ctimer,perf", "-o", out_h5("named"), "--",
+		       namedthreads, "2", "0.3"),
+		  "namedthreads: 2 threads done\nnamedthreads: 2 threads done\n", err,
+		  sizeof(err), &runs, &n);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_run *r = &runs[i];
+		const char *want[] = { "named-main", "late-0", "worker-1" };
+		fprintf(stderr, "  %-8s", r->sampler);
+		for (size_t k = 0; k < r->nthread_rows; k++)
+			fprintf(stderr, " %d:%s", r->thread_rows[k].index, r->thread_rows[k].name);
+		fputc('\n', stderr);
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (!row_named(r, want[k]))
+				fail_msg("%s: no thread row named %s", r->sampler, want[k]);
+		assert_null(row_named(r, "worker-0")); /* the name it started with */
+		/* the main thread is row 0, and the names sit on the right threads */
+		assert_string_equal(r->thread_rows[0].name, "named-main");
+		assert_true(row_named(r, "late-0")->cpu_ns > 200000000ull);
+
+		if (strcmp(r->sampler, "perf")) { /* through the agent */
+			assert_non_null(row_named(r, "blink"));
+			assert_non_null(row_named(r, "sleeper-end"));
+		} else {
+			assert_true(row_named(r, "sleeper") || row_named(r, "sleeper-end"));
+		}
+	}
+	/* exec's own per-thread table names them */
+	assert_non_null(strstr(err, "threads under ctimer"));
+	assert_non_null(strstr(err, " late-0 "));
+	/* top --threads: the name beside slot and tid, and the slot's samples as stored */
+	const struct sb_thread_row *late = row_named(&runs[0], "late-0");
+	uint64_t nlate = 0;
+	for (size_t k = 0; k < runs[0].nsamples; k++)
+		nlate += runs[0].samples[k].thread_index == late->index;
+	char out[16384], id[32], want[128];
+	snprintf(id, sizeof(id), "%lld", (long long)runs[0].run_id);
+	exec_ok(out, sizeof(out), err, sizeof(err),
+		ARGS("top", "--threads", "--run", id, out_h5("named")));
+	snprintf(want, sizeof(want), "\n%4d | %-15s | %8d | %8llu | ", (int)late->index, "late-0",
+		 (int)late->tid, (unsigned long long)nlate);
+	if (!strstr(out, want))
+		fail_msg("want '%s' in:\n%s", want, out);
+	assert_non_null(strstr(out, "| named-main "));
+	free_runs(runs, n);
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -662,6 +731,7 @@ int main(void)
 	snprintf(manythreads, sizeof(manythreads), "%s/tests/progs/manythreads", build);
 	snprintf(forkburn, sizeof(forkburn), "%s/tests/progs/forkburn", build);
 	snprintf(blockprog, sizeof(blockprog), "%s/tests/progs/sigblock", build);
+	snprintf(namedthreads, sizeof(namedthreads), "%s/tests/progs/namedthreads", build);
 	if (!mkdtemp(tmpdir))
 		return 1;
 	const struct CMUnitTest tests[] = {
@@ -679,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_forked_children_excluded),
 		cmocka_unit_test(test_blocked_signals_libc),
 		cmocka_unit_test(test_blocked_signals_raw),
+		cmocka_unit_test(test_thread_names),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];

@@ -167,6 +167,8 @@ static struct sb_run run_ok(void)
 		t->samples = 2;
 		t->weight_ns = i ? NAN : 2e6;
 	}
+	/* slot 0 named itself, slot 1's name is unknown: `thread_names` holds one row */
+	snprintf(r.thread_rows[0].name, sizeof(r.thread_rows[0].name), "balanced-0");
 	/* the progress clock's tables: slot 1 saw two pauses, slot 0 none */
 	r.nprogress = 2;
 	r.progress = calloc(r.nprogress, sizeof(*r.progress));
@@ -321,6 +323,7 @@ static void assert_same_run(const struct sb_run *a, const struct sb_run *b, int 
 		assert_int_equal(x->short_io, y->short_io);
 		assert_int_equal(x->samples, y->samples);
 		assert_same_double(x->weight_ns, y->weight_ns);
+		assert_string_equal(x->name, y->name);
 	}
 	assert_int_equal(a->nstats, b->nstats);
 	for (size_t i = 0; i < a->nstats; i++) {
@@ -435,7 +438,8 @@ static herr_t no_vlen_attr(hid_t loc, const char *name, const H5A_info_t *info, 
 static void check_raw_layout(const char *path)
 {
 	const char *dsets[] = { "runs", "run_000002/samples", "run_000001/samples",
-				"run_000001/frames", "run_000001/metrics" };
+				"run_000001/frames", "run_000001/metrics", "run_000001/thread_names",
+				"run_000002/thread_names" };
 	hid_t file, a, g;
 	H5F_info2_t info;
 	int complete = -1;
@@ -1014,6 +1018,9 @@ static void test_schema1(void **state)
 		assert_int_equal(out[i].nprogress, 0);
 		assert_int_equal(out[i].npause_hist, 0);
 		assert_true(isnan(out[i].metrics.pause_fraction));
+		/* and before thread names: no `thread_names`, every name "" */
+		for (size_t k = 0; k < out[i].nthread_rows; k++)
+			assert_string_equal(out[i].thread_rows[k].name, "");
 	}
 	free_runs(out, n);
 }
@@ -1246,6 +1253,95 @@ static void test_schema1_damage(void **state)
 	free(img);
 }
 
+/* A `thread_names` row as a test writes it by hand. */
+struct raw_name {
+	int32_t index;
+	char name[16];
+};
+
+/* Replaces run_000001/thread_names of path by rows[0..n) (n < 0: deletes it). */
+static void put_names(const char *path, const struct raw_name *rows, int n)
+{
+	hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	const char *name = "run_000001/thread_names";
+
+	assert_true(file >= 0);
+	if (H5Lexists(file, name, H5P_DEFAULT) > 0)
+		assert_true(H5Ldelete(file, name, H5P_DEFAULT) >= 0);
+	if (n >= 0) {
+		hid_t s16 = str_t(16), t = H5Tcreate(H5T_COMPOUND, sizeof(struct raw_name));
+		hsize_t dims = (hsize_t)n;
+		INSERT(t, struct raw_name, index, H5T_NATIVE_INT32);
+		INSERT(t, struct raw_name, name, s16);
+		hid_t space = H5Screate_simple(1, &dims, NULL);
+		hid_t d = H5Dcreate2(file, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+		assert_true(d >= 0);
+		assert_true(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+		H5Dclose(d);
+		H5Sclose(space);
+		H5Tclose(t);
+		H5Tclose(s16);
+	}
+	H5Fclose(file);
+}
+
+/* Thread names: only known ones are stored; a file without `thread_names` reads with ""
+ * names; a name is cut to 15 bytes and terminated; a name for a slot the run has no
+ * thread in (or out of range) is refused in one line. */
+static void test_thread_names(void **state)
+{
+	struct fixture *fx = *state;
+	struct sb_run in = run_ok();
+	struct sb_run *out = NULL;
+	char want[256];
+	size_t n = 0;
+
+	write_file(fx->path, &in, 1);
+	hid_t file = H5Fopen(fx->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	hid_t s16 = str_t(16), t = H5Tcreate(H5T_COMPOUND, sizeof(struct raw_name));
+	INSERT(t, struct raw_name, index, H5T_NATIVE_INT32);
+	INSERT(t, struct raw_name, name, s16);
+	size_t nraw;
+	struct raw_name *raw = raw_rows(file, "run_000001/thread_names", t, &nraw);
+	assert_int_equal(nraw, 1); /* slot 1's name is unknown: no row */
+	assert_int_equal(raw[0].index, 0);
+	assert_string_equal(raw[0].name, "balanced-0");
+	free(raw);
+	H5Tclose(t);
+	H5Tclose(s16);
+	H5Fclose(file);
+
+	put_names(fx->path, NULL, -1); /* a file from before thread names */
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].thread_rows[0].name, "");
+	assert_string_equal(out[0].thread_rows[1].name, "");
+	free_runs(out, n);
+
+	struct raw_name full = { 1, { 0 } };
+	memset(full.name, 'x', sizeof(full.name)); /* no NUL in the file */
+	put_names(fx->path, &full, 1);
+	assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)), 0);
+	assert_string_equal(out[0].thread_rows[0].name, "");
+	assert_string_equal(out[0].thread_rows[1].name, "xxxxxxxxxxxxxxx");
+	free_runs(out, n);
+
+	const int32_t bad[] = { 7, -3, 256 }; /* no thread in slot 7; out of range */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct raw_name row = { bad[i], "x" };
+		put_names(fx->path, &row, 1);
+		out = NULL;
+		assert_int_equal(h5_read(fx->path, NULL, &out, &n, 0, fx->err, sizeof(fx->err)),
+				 -1);
+		snprintf(want, sizeof(want), "'%s' has a name for thread slot %d in "
+			 "/run_000001/thread_names, which has no such thread", fx->path,
+			 (int)bad[i]);
+		assert_string_equal(fx->err, want);
+		assert_null(out);
+	}
+	run_free(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1264,6 +1360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vlen_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema1_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_names, setup, teardown),
 	};
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

@@ -26,6 +26,7 @@
 struct slot {
 	int index, tid;
 	unsigned long long cpu_ns, alive_ns, ops;
+	char name[16]; /* the last column: the name the slot's thread had at its end */
 };
 
 /* Reads a truth file's slot lines; returns how many (at most 64). */
@@ -42,6 +43,10 @@ static int read_truth(const char *path, struct slot *s)
 		if (sscanf(line, "%d %d %u %llu %llu %llu %llu %llu", &s[n].index, &s[n].tid, &os,
 			   &s[n].cpu_ns, &s[n].alive_ns, &off, &s[n].ops, &errs) == 8) {
 			assert_int_equal(errs, 0);
+			s[n].name[0] = 0;
+			if (sscanf(line, "%*d %*d %*u %*u %*u %*u %*u %*u %*u %*u %15s",
+				   s[n].name) != 1)
+				s[n].name[0] = 0;
 			n++;
 		}
 	}
@@ -60,7 +65,10 @@ static void test_truth(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(read_truth(truth, s), 2);
 	for (int i = 0; i < 2; i++) {
+		char want[16];
+		snprintf(want, sizeof(want), "skewed-%d", i);
 		assert_int_equal(s[i].index, i);
+		assert_string_equal(s[i].name, want); /* the thread named itself */
 		assert_true(s[i].tid > 0 && s[i].tid != (int)getpid());
 		assert_true(s[i].cpu_ns > 0 && s[i].cpu_ns <= s[i].alive_ns + 10000000ull);
 		assert_true(s[i].alive_ns > 300000000ull && s[i].alive_ns < 3000000000ull);

@@ -254,6 +254,12 @@ static void tool_scored(const char *tool, const char *name, const struct scored_
 		fail_msg("%s run failed: %s", name, r->reason);
 	assert_int_equal(r->nthread_rows, 2);
 	assert_true(r->hz == (b->hz > 0 ? b->hz : 100));
+	/* the names the target's threads gave themselves, through its truth file */
+	for (size_t i = 0; i < r->nthread_rows; i++) {
+		char want[SB_THREAD_NAME_LEN];
+		snprintf(want, sizeof(want), "balanced-%d", (int)r->thread_rows[i].index);
+		assert_string_equal(r->thread_rows[i].name, want);
+	}
 	if (!(r->metrics.rate_accuracy >= b->rate_lo && r->metrics.rate_accuracy <= b->rate_hi))
 		fail_msg("%s: rate_accuracy %.3f outside %g..%g", name, r->metrics.rate_accuracy,
 			 b->rate_lo, b->rate_hi);

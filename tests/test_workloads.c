@@ -29,6 +29,7 @@
 #include "core/run.h"
 #include "results/h5io.h"
 #include "harness/runner.h"
+#include "platform/platform.h"
 #include "sampler/sampler.h"
 #include "workloads/workload.h"
 
@@ -482,6 +483,53 @@ static void test_oversubscribed(void **state)
 	}
 }
 
+/* Every workload's threads name themselves "<workload>-<slot>" (cut to 15 bytes, as Linux
+ * keeps names), and the run's thread rows carry the names: churn's slots too, each the
+ * name of its last OS thread. */
+static void test_thread_names(void **state)
+{
+	(void)state;
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+	for (size_t i = 0; workload_at(i); i++) {
+		const char *w = workload_at(i)->name;
+		run_ok("none", w, 3, 250, 0.1, 6, &r);
+		for (size_t k = 0; k < r.nthread_rows; k++) {
+			char full[64], want[SB_THREAD_NAME_LEN];
+			snprintf(full, sizeof(full), "%s-%d", w, (int)r.thread_rows[k].index);
+			snprintf(want, sizeof(want), "%.*s", SB_THREAD_NAME_LEN - 1, full);
+			assert_string_equal(r.thread_rows[k].name, want);
+		}
+		run_free(&r);
+	}
+}
+
+/* Renames itself: a thread's name is the one it has at its end. */
+static void rename_self(struct wl_ctx *ctx, int index)
+{
+	(void)ctx;
+	if (index == 0)
+		plat_thread_set_name("renamed-by-the-program"); /* cut to 15 bytes */
+}
+
+/* The name recorded is the one the thread has at its end, read by the thread itself: a
+ * thread that renames itself keeps its own name, the others keep the framework's; without
+ * a workload name the framework calls them "wl-<slot>". */
+static void test_thread_renames_itself(void **state)
+{
+	(void)state;
+	struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
+	assert_non_null(truth);
+	struct wl_ctx ctx = { .workload = "named", .threads = 2, .truth = truth };
+	assert_int_equal(wl_run_threads(&ctx, 2, rename_self), 0);
+	assert_string_equal(truth[0].name, "renamed-by-the-");
+	assert_string_equal(truth[1].name, "named-1");
+	memset(truth, 0, SB_MAX_THREADS * sizeof(*truth));
+	ctx.workload = NULL;
+	assert_int_equal(wl_run_one(&ctx, 5, rename_self), 0);
+	assert_string_equal(truth[5].name, "wl-5");
+	free(truth);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +539,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
 		cmocka_unit_test(test_helper_cpu_counted),
 		cmocka_unit_test_teardown(test_every_sampler, free_live_run),
+		cmocka_unit_test_teardown(test_thread_names, free_live_run),
+		cmocka_unit_test(test_thread_renames_itself),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

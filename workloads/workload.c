@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "platform/platform.h"
 #include "sampler/threads.h"
 #include "workloads/integrity.h"
 
@@ -13,6 +15,15 @@ struct wl_thread_arg {
 	int index;
 	void (*fn)(struct wl_ctx *, int);
 };
+
+/* Names the calling thread "<workload>-<slot>", cut to 15 bytes as Linux keeps it. */
+static void wl_name_self(const struct wl_ctx *ctx, int index)
+{
+	char name[64]; /* the whole name, then cut: no format truncation */
+
+	snprintf(name, sizeof(name), "%.40s-%d", ctx->workload ? ctx->workload : "wl", index);
+	plat_thread_set_name(name);
+}
 
 /* Truth is measured around fn only: the sampler's own per-thread setup is not the
  * workload's, but its signal handlers during fn are charged to the thread, as they are in
@@ -25,6 +36,7 @@ static void *wl_trampoline(void *p)
 	struct wl_integrity integ;
 
 	wl_integrity_begin(&integ);
+	wl_name_self(a->ctx, a->index);
 	sb_thread_begin(a->index);
 	atomic_store(&t->tid, sb_gettid());
 	uint64_t w0 = sb_now_ns(), c0 = sb_thread_cpu_ns();
@@ -35,6 +47,8 @@ static void *wl_trampoline(void *p)
 	atomic_fetch_add(&t->cpu_ns, c1 - c0);
 	atomic_fetch_add(&t->alive_ns, w1 - w0);
 	atomic_fetch_add(&t->os_threads, 1);
+	/* the name it has now, whatever fn did to it: that is the truth */
+	plat_thread_get_name(t->name, sizeof(t->name));
 	wl_integrity_end(&integ, t);
 	sb_thread_end();
 	return NULL;
@@ -104,6 +118,7 @@ int workload_run(const struct workload *w, struct wl_ctx *ctx)
 {
 	int rc;
 
+	ctx->workload = w->name;
 	if (w->setup && w->setup(ctx) != 0)
 		return -1;
 	ctx->deadline_ns = sb_now_ns() + (uint64_t)(ctx->duration_s * 1e9);

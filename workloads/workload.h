@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/run.h"
 #include "sampler/sampler.h"
 #include "workloads/progress.h"
 
@@ -35,9 +36,15 @@ struct wl_truth {
 	_Atomic uint64_t integrity_sigmask; /* threads whose signal mask changed under them */
 	_Atomic uint64_t integrity_signal; /* threads whose signal to themselves did not arrive */
 	_Atomic uint64_t stack_peak;       /* deepest stack use of the slot's threads, bytes */
+	/* The name the slot's thread had at its end, read by the thread itself; written by
+	 * that thread only (a slot's threads run one after another), read after the join. */
+	char name[SB_THREAD_NAME_LEN];
 };
 
 struct wl_ctx {
+	/* the workload's name, which its threads name themselves after ("<name>-<slot>");
+	 * workload_run sets it, NULL names them "wl-<slot>" */
+	const char *workload;
 	int threads;          /* workload threads requested */
 	double duration_s;    /* how long to run */
 	uint64_t seed;
@@ -79,7 +86,8 @@ struct workload {
 const struct workload *workload_find(const char *name);
 const struct workload *workload_at(size_t i);
 
-/* Runs w in the calling process: setup, threads, join, teardown. Returns 0 or -1. */
+/* Runs w in the calling process: setup, threads, join, teardown (ctx->workload =
+ * w->name). Returns 0 or -1. */
 int workload_run(const struct workload *w, struct wl_ctx *ctx);
 
 /* Spawns n framework threads running fn(ctx, index) for index 0..n-1 and joins them,

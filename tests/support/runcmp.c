@@ -96,6 +96,7 @@ int runcmp(const struct sb_run *a, const struct sb_run *b, unsigned flags, char 
 		CMP_ROW_INT("threads", i, short_io);
 		CMP_ROW_INT("threads", i, samples);
 		CMP_ROW_DBL("threads", i, weight_ns);
+		CMP_ROW_STR("threads", i, name);
 	}
 	CMP_INT("stats rows", a->nstats, b->nstats);
 	for (size_t i = 0; i < a->nstats; i++) {
