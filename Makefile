@@ -302,7 +302,8 @@ AGENT      := $(BUILD)/libsampbench-agent.so
 AGENT_SRCS := agent/agent.c $(filter-out %_darwin.c,$(wildcard sampler/*.c)) \
               core/sink.c platform/linux.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/agent-pic/%.o)
-EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so $(BUILD)/examples/expect/split
+EXAMPLES   := $(BUILD)/examples/ctimer_plugin.so $(BUILD)/examples/expect/split \
+              $(BUILD)/examples/expect/named
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
               $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/plugins/*.c))
 PIC_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
@@ -331,8 +332,8 @@ $(BUILD)/examples/%.so: examples/%.c sampler/sampbench_sampler.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(PIC_CFLAGS) -shared -Isampler -Wl,-z,defs -o $@ $< -lrt
 
-# The expectation example's program (docs/expect.md): frame pointers, no PIC needed.
-$(BUILD)/examples/expect/split: examples/expect/split.c
+# The expectation examples' programs (docs/expect.md): frame pointers, no PIC needed.
+$(BUILD)/examples/expect/%: examples/expect/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<

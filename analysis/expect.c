@@ -12,8 +12,8 @@
 #define EXPECT_MAX_BYTES (4u << 20) /* an expectation file larger than this is not one */
 
 static const char *const entry_keys[] = {
-	"name", "stack", "leaf", "thread_index", "sampler", "within", "share", "samples_per_s",
-	"cpu_per_s", "absent", "margin", "comment",
+	"name", "stack", "leaf", "thread_index", "thread_name", "sampler", "within", "share",
+	"samples_per_s", "cpu_per_s", "absent", "margin", "comment",
 };
 static const char *const measure_keys[] = { "share", "samples_per_s", "cpu_per_s", "absent" };
 
@@ -89,6 +89,30 @@ static int read_patterns(struct expect_entry *e, const cJSON *item, char *msg, s
 	return 0;
 }
 
+/* Compiles the pattern of o's key into *re when o has the key (*has = 1). Returns 0, or -1
+ * with a message in msg. */
+static int read_option(const cJSON *o, const char *key, regex_t *re, int *has, char *msg,
+		       size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v)) {
+		snprintf(msg, len, "'%s' must be a string", key);
+		return -1;
+	}
+	int rc = regcomp(re, v->valuestring, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		char why[128];
+		regerror(rc, re, why, sizeof(why));
+		snprintf(msg, len, "bad '%s' pattern '%.80s': %s", key, v->valuestring, why);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
 /* Reads the measure (exactly one of measure_keys) and the margin of entry o into e. */
 static int read_measure(struct expect_entry *e, const cJSON *o, char *msg, size_t len)
 {
@@ -140,8 +164,7 @@ static int read_entry(struct expect_entry *e, const cJSON *o, char *msg, size_t 
 	const cJSON *stack = cJSON_GetObjectItemCaseSensitive(o, "stack");
 	const cJSON *leaf = cJSON_GetObjectItemCaseSensitive(o, "leaf");
 	const cJSON *slot = cJSON_GetObjectItemCaseSensitive(o, "thread_index");
-	const cJSON *sampler = cJSON_GetObjectItemCaseSensitive(o, "sampler");
-	const cJSON *within = cJSON_GetObjectItemCaseSensitive(o, "within");
+	const cJSON *thread = cJSON_GetObjectItemCaseSensitive(o, "thread_name");
 
 	e->thread_index = -1;
 	if (!cJSON_IsObject(o)) {
@@ -159,12 +182,16 @@ static int read_entry(struct expect_entry *e, const cJSON *o, char *msg, size_t 
 		snprintf(msg, len, "needs a name");
 		return -1;
 	}
-	if (!!stack == !!leaf) {
-		snprintf(msg, len, "needs one of 'stack' or 'leaf'");
+	if (stack && leaf) {
+		snprintf(msg, len, "takes one of 'stack' or 'leaf', not both");
+		return -1;
+	}
+	if (!stack && !leaf && !slot && !thread) { /* a thread selector alone: every stack */
+		snprintf(msg, len, "needs 'stack', 'leaf', 'thread_name' or 'thread_index'");
 		return -1;
 	}
 	e->leaf_only = !!leaf;
-	if (read_patterns(e, stack ? stack : leaf, msg, len) < 0)
+	if ((stack || leaf) && read_patterns(e, stack ? stack : leaf, msg, len) < 0)
 		return -1;
 	if (slot) {
 		if (!cJSON_IsNumber(slot) || slot->valuedouble < 0 || slot->valuedouble > 65535 ||
@@ -174,23 +201,10 @@ static int read_entry(struct expect_entry *e, const cJSON *o, char *msg, size_t 
 		}
 		e->thread_index = (int)slot->valuedouble;
 	}
-	if (sampler) {
-		if (!cJSON_IsString(sampler) ||
-		    regcomp(&e->sampler, sampler->valuestring, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(msg, len, "'sampler' must be a valid pattern");
-			return -1;
-		}
-		e->has_sampler = 1;
-	}
-	if (within) {
-		if (!cJSON_IsString(within) ||
-		    regcomp(&e->within, within->valuestring, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(msg, len, "'within' must be a valid pattern");
-			return -1;
-		}
-		e->has_within = 1;
-	}
-	if (read_measure(e, o, msg, len) < 0)
+	if (read_option(o, "thread_name", &e->thread_name, &e->has_thread_name, msg, len) < 0 ||
+	    read_option(o, "sampler", &e->sampler, &e->has_sampler, msg, len) < 0 ||
+	    read_option(o, "within", &e->within, &e->has_within, msg, len) < 0 ||
+	    read_measure(e, o, msg, len) < 0)
 		return -1;
 	if (e->has_within && e->measure != EXPECT_SHARE && e->measure != EXPECT_ABSENT) {
 		snprintf(msg, len, "'within' applies to share and absent only");
@@ -258,6 +272,8 @@ void expect_free(struct expect_set *set)
 			regfree(&set->entries[i].sampler);
 		if (set->entries[i].has_within)
 			regfree(&set->entries[i].within);
+		if (set->entries[i].has_thread_name)
+			regfree(&set->entries[i].thread_name);
 	}
 	free(set->entries);
 	memset(set, 0, sizeof(*set));
@@ -278,9 +294,16 @@ static int sample_matches(const struct expect_entry *e, const struct sb_run *r, 
 			  const char *folded)
 {
 	const char *text = folded;
+	char name[SB_THREAD_NAME_LEN];
 
 	if (e->thread_index >= 0 && r->samples[i].thread_index != e->thread_index)
 		return 0;
+	/* an unknown name is no name: "" must not match a pattern that accepts anything */
+	if (e->has_thread_name && (!*export_thread_name(r, i, name) ||
+				   regexec(&e->thread_name, name, 0, NULL, 0) != 0))
+		return 0;
+	if (e->npatterns == 0)
+		return 1;
 	if (e->leaf_only) {
 		const char *semi = strrchr(folded, ';');
 		text = semi ? semi + 1 : folded;

@@ -2,8 +2,8 @@
  * under parse_request", "the worker thread takes 200 samples a second", "the sampler's own
  * handler never shows". An expectation file is JSON; each entry selects samples by regular
  * expressions over the folded stack (root to leaf, frames joined by ';') or the leaf
- * frame, optionally by workload thread slot and by sampler, and states one measure of them
- * with a margin. Each entry is judged on each run of a results file that took samples. */
+ * frame, optionally by workload thread slot, by the name its thread gave itself and by
+ * sampler, and states one measure of them with a margin. Each entry is judged on each run of a results file that took samples. */
 #ifndef SB_EXPECT_H
 #define SB_EXPECT_H
 
@@ -26,9 +26,11 @@ enum expect_measure {
 struct expect_entry {
 	char name[EXPECT_NAME_LEN];
 	regex_t pattern[EXPECT_MAX_PATTERNS]; /* a sample matches when any one does */
-	size_t npatterns;
+	size_t npatterns;      /* 0: every stack (an entry that selects by thread only) */
 	int leaf_only;         /* patterns see the leaf frame's name, not the folded stack */
 	int thread_index;      /* only samples of this workload slot; -1: every sample */
+	int has_thread_name;
+	regex_t thread_name;   /* only samples of threads whose name matches (never unnamed) */
 	int has_sampler;
 	regex_t sampler;       /* only runs whose sampler name matches */
 	int has_within;

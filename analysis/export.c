@@ -420,3 +420,58 @@ void export_run_title(const struct sb_run *r, char *buf, size_t len)
 	snprintf(buf, len, "sampbench run %lld: %s, %s, %d threads, %g Hz", (long long)r->run_id,
 		 r->sampler, r->workload, r->threads, r->hz);
 }
+
+/* The row of sample s's thread: by slot, else by tid; NULL when none. */
+static const struct sb_thread_row *thread_row(const struct sb_run *r, const struct sb_sample *s)
+{
+	int32_t slot = s->thread_index;
+
+	if (!r->thread_rows)
+		return NULL;
+	/* the rows are usually in slot order: try the slot's own place first */
+	if (slot >= 0 && (size_t)slot < r->nthread_rows && r->thread_rows[slot].index == slot)
+		return &r->thread_rows[slot];
+	for (size_t k = 0; slot >= 0 && k < r->nthread_rows; k++)
+		if (r->thread_rows[k].index == slot)
+			return &r->thread_rows[k];
+	for (size_t k = 0; s->tid >= 0 && k < r->nthread_rows; k++)
+		if (r->thread_rows[k].tid == s->tid)
+			return &r->thread_rows[k];
+	return NULL;
+}
+
+/* The name of sample i's thread (see export.h). */
+const char *export_thread_name(const struct sb_run *r, size_t i, char *name)
+{
+	const struct sb_thread_row *row = thread_row(r, &r->samples[i]);
+	/* a name read from a file may fill its 16 bytes: at most 15 are a name */
+	size_t n = row ? strnlen(row->name, SB_THREAD_NAME_LEN - 1) : 0;
+
+	memcpy(name, row ? row->name : "", n);
+	name[n] = 0;
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)name[k] < 0x20 || name[k] == 0x7f)
+			name[k] = '_';
+	return name;
+}
+
+/* The name of the thread with tid (see export.h). */
+const char *export_tid_name(const struct sb_run *r, int32_t tid, char *name)
+{
+	char one[SB_THREAD_NAME_LEN];
+	int seen = 0;
+
+	name[0] = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		if ((r->samples[i].tid >= 0 ? r->samples[i].tid : -1) != tid)
+			continue;
+		export_thread_name(r, i, one);
+		if (seen++ == 0)
+			memcpy(name, one, sizeof(one));
+		else if (strcmp(name, one) != 0) {
+			name[0] = 0;
+			break;
+		}
+	}
+	return name;
+}

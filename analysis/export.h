@@ -5,11 +5,11 @@
  *            table, so the binary is not needed.
  *   pprof    profile.proto, gzip-compressed (export_pprof.c): what `go tool pprof`,
  *            pprof's web UI, Pyroscope and Grafana read; one Sample per sample with its
- *            thread id and timestamp labels.
- *   speedscope  speedscope's JSON file format, one sampled profile per thread
- *            (export_speedscope.c).
- *   firefox  the Firefox Profiler's processed format, one thread track per thread
- *            (export_firefox.c).
+ *            thread id, thread name and timestamp labels.
+ *   speedscope  speedscope's JSON file format, one sampled profile per thread, named
+ *            after it (export_speedscope.c).
+ *   firefox  the Firefox Profiler's processed format, one thread track per thread, named
+ *            after it (export_firefox.c).
  *   gperftools  gperftools' legacy CPU profile (sampler/cpuprofile.h): what libprofiler
  *            writes, read by google-pprof and anything that reads libprofiler output.
  *   gperftools with symbols: the same profile behind a "--- symbol" section (pprof's
@@ -66,18 +66,20 @@ int64_t export_gperftools(FILE *out, const struct sb_run *r, int symbols);
 
 /* Writes r as a gzip-compressed profile.proto: sample types samples/count and
  * cpu/nanoseconds (the sample's weight, else the period), one Sample per sample with the
- * numeric labels "thread id" and "timestamp" (CLOCK_MONOTONIC ns) when known, one
- * Location per distinct PC and one Function per distinct name. Returns the number of
- * samples written, or -1 with errno. */
+ * numeric labels "thread id" and "timestamp" (CLOCK_MONOTONIC ns) and the string label
+ * "thread name" (export_thread_name) when known, one Location per distinct PC and one
+ * Function per distinct name. Returns the number of samples written, or -1 with errno. */
 int64_t export_pprof(FILE *out, const struct sb_run *r);
 
-/* Writes r as speedscope JSON: one "sampled" profile per thread (tid, else slot, else one
- * profile "all"), weights in samples, frames shared. Returns samples written or -1. */
+/* Writes r as speedscope JSON: one "sampled" profile per tid, named "NAME (tid N)" when the
+ * thread's name is known (export_tid_name), else "tid N" ("tid unknown" for the samples
+ * without a tid), weights in samples, frames shared. Returns samples written or -1. */
 int64_t export_speedscope(FILE *out, const struct sb_run *r);
 
 /* Writes r in the Firefox Profiler's processed format (preprocessedProfileVersion
  * EXPORT_FIREFOX_VERSION, per-thread tables), one thread per tid with its samples' times in
- * ms from the first (sample index × interval when the sampler has no times). Returns samples written or -1. */
+ * ms from the first (sample index × interval when the sampler has no times), named by the
+ * thread's name when known (export_tid_name), else "tid N". Returns samples written or -1. */
 int64_t export_firefox(FILE *out, const struct sb_run *r);
 
 /* The frames of a run's stacks, as a format with a frame or function table needs them: the
@@ -113,5 +115,16 @@ void export_json_string(FILE *out, const char *s);
 /* The distinct tids of r's samples, sorted, -1 standing for every sample whose tid is
  * unknown; malloc'd, *n gets how many. NULL when out of memory. */
 int32_t *export_tids(const struct sb_run *r, size_t *n);
+
+/* The name the thread of sample i of r gave itself, written into name (SB_THREAD_NAME_LEN
+ * bytes): the name of its slot's row (the row whose index is the sample's thread_index;
+ * without one, the row whose tid is the sample's tid), control characters as '_'; "" when
+ * unknown (no such row, or a row without a name). Returns name. */
+const char *export_thread_name(const struct sb_run *r, size_t i, char *name);
+
+/* The name of the thread whose samples have tid (-1: the samples without one), into name
+ * (SB_THREAD_NAME_LEN bytes): export_thread_name of its samples when they all give the same
+ * one, else "" (a track of several threads has no one name). Returns name. */
+const char *export_tid_name(const struct sb_run *r, int32_t tid, char *name);
 
 #endif

@@ -1,9 +1,10 @@
 /* export_firefox.c - a run in the Firefox Profiler's processed format (see export.h), as
  * profiler.firefox.com loads from a file: version EXPORT_FIREFOX_VERSION, whose threads
  * carry their own tables (stringArray, funcTable, frameTable, stackTable, samples); the
- * viewer upgrades it to its current version on load. One thread per tid; one func and one
- * frame per distinct function name; the stack table is the tree of the thread's stacks;
- * sample times in ms from the run's first sample. */
+ * viewer upgrades it to its current version on load. One thread per tid, named as the
+ * thread named itself ("tid N" when unknown); one func and one frame per distinct function
+ * name; the stack table is the tree of the thread's stacks; sample times in ms from the
+ * run's first sample. */
 #include "analysis/export.h"
 
 #include <inttypes.h>
@@ -155,11 +156,15 @@ static int write_thread(FILE *out, const struct sb_run *r, const struct export_f
 		"\"pausedRanges\":[],\"isMainThread\":false,\"pid\":\"%lld\",\"tid\":%" PRId32
 		",\"name\":",
 		(long long)r->run_id, tid);
+	/* the name alone: the profiler shows the track as its name and the tid beside it
+	 * (its tooltip: thread "NAME" (TID)) */
 	char name[64];
-	if (tid >= 0)
-		snprintf(name, sizeof(name), "tid %" PRId32, tid);
-	else
-		snprintf(name, sizeof(name), "tid unknown");
+	if (!*export_tid_name(r, tid, name)) {
+		if (tid >= 0)
+			snprintf(name, sizeof(name), "tid %" PRId32, tid);
+		else
+			snprintf(name, sizeof(name), "tid unknown");
+	}
 	export_json_string(out, name);
 	fputc(',', out);
 	write_func_tables(out, fr);

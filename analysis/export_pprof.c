@@ -24,9 +24,10 @@ enum {
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
 };
 
-/* The fixed head of the string table; function names follow from STR_FIRST_NAME. */
+/* The fixed head of the string table; function names follow from STR_FIRST_NAME, then
+ * the thread names. */
 enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_THREAD_ID,
-       STR_TIMESTAMP, STR_COMMENT, STR_FIRST_NAME };
+       STR_TIMESTAMP, STR_COMMENT, STR_THREAD_NAME, STR_FIRST_NAME };
 
 static void value_type(struct pb_buf *b, uint32_t field, uint64_t type, uint64_t unit)
 {
@@ -48,6 +49,84 @@ static void num_label(struct pb_buf *b, uint64_t key, int64_t num, uint64_t unit
 		pb_uint(&m, LABEL_NUM_UNIT, unit);
 	pb_message(b, SAMPLE_LABEL, &m);
 	pb_free(&m);
+}
+
+/* A string label: key and value are string table indices. */
+static void str_label(struct pb_buf *b, uint64_t key, uint64_t str)
+{
+	struct pb_buf m = { 0 };
+
+	pb_uint(&m, LABEL_KEY, key);
+	pb_uint(&m, LABEL_STR, str);
+	pb_message(b, SAMPLE_LABEL, &m);
+	pb_free(&m);
+}
+
+/* The distinct thread names of a run's samples, in order of first use. */
+struct thread_names {
+	char (*name)[SB_THREAD_NAME_LEN];
+	size_t n, cap;
+};
+
+/* The index of name in t, added when new. Returns -1 when out of memory. */
+static long thread_name_index(struct thread_names *t, const char *name)
+{
+	for (size_t k = 0; k < t->n; k++)
+		if (strcmp(t->name[k], name) == 0)
+			return (long)k;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		char (*p)[SB_THREAD_NAME_LEN] = realloc(t->name, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->name = p;
+		t->cap = cap;
+	}
+	memcpy(t->name[t->n], name, SB_THREAD_NAME_LEN);
+	return (long)t->n++;
+}
+
+/* Appends one Sample per sample of r to p: its locations, values and labels; the thread
+ * names it labels go into names, string first_str + their index. Returns 0, or -1 when
+ * out of memory. */
+static int write_samples(struct pb_buf *p, const struct sb_run *r, const struct export_frames *fr,
+			 struct thread_names *names, uint64_t first_str)
+{
+	struct pb_buf m = { 0 };
+	uint64_t ids[CPUPROFILE_MAX_DEPTH];
+	char name[SB_THREAD_NAME_LEN];
+	double period_ns = r->hz > 0 ? 1e9 / r->hz : 1e7;
+	int ret = -1;
+
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sb_sample *s = &r->samples[i];
+		uint32_t depth;
+		const uint64_t *stack = export_sample_stack(r, i, &depth);
+		double w = isfinite(s->weight_ns) && s->weight_ns >= 0 ? s->weight_ns : period_ns;
+		uint64_t values[2] = { 1, (uint64_t)llround(w) };
+
+		/* Location k + 1 is PC k; Function k + 1 is name k, string STR_FIRST_NAME + k */
+		for (uint32_t d = 0; d < depth; d++)
+			ids[d] = export_frames_pc(fr, stack[d]) + 1;
+		pb_reset(&m);
+		pb_packed(&m, SAMPLE_LOCATION_ID, ids, depth);
+		pb_packed(&m, SAMPLE_VALUE, values, 2);
+		if (s->tid >= 0)
+			num_label(&m, STR_THREAD_ID, s->tid, 0);
+		if (*export_thread_name(r, i, name)) {
+			long k = thread_name_index(names, name);
+			if (k < 0)
+				goto cleanup;
+			str_label(&m, STR_THREAD_NAME, first_str + (uint64_t)k);
+		}
+		if (export_time_known(s))
+			num_label(&m, STR_TIMESTAMP, (int64_t)s->time_ns, STR_NANOSECONDS);
+		pb_message(p, PROFILE_SAMPLE, &m);
+	}
+	ret = m.failed ? -1 : 0;
+cleanup:
+	pb_free(&m);
+	return ret;
 }
 
 /* Writes buf[0..len) to out as one gzip member. */
@@ -84,7 +163,7 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 {
 	struct pb_buf p = { 0 }, m = { 0 }, line = { 0 };
 	struct export_frames fr;
-	uint64_t ids[CPUPROFILE_MAX_DEPTH];
+	struct thread_names names = { 0 };
 	char comment[EXPORT_TITLE_LEN];
 	int64_t ret = -1;
 	double period_ns = r->hz > 0 ? 1e9 / r->hz : 1e7;
@@ -93,24 +172,9 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 		goto cleanup;
 	value_type(&p, PROFILE_SAMPLE_TYPE, STR_SAMPLES, STR_COUNT);
 	value_type(&p, PROFILE_SAMPLE_TYPE, STR_CPU, STR_NANOSECONDS);
-	for (size_t i = 0; i < r->nsamples; i++) {
-		const struct sb_sample *s = &r->samples[i];
-		uint32_t depth;
-		const uint64_t *stack = export_sample_stack(r, i, &depth);
-		double w = isfinite(s->weight_ns) && s->weight_ns >= 0 ? s->weight_ns : period_ns;
-		uint64_t values[2] = { 1, (uint64_t)llround(w) };
-
-		/* Location k + 1 is PC k; Function k + 1 is name k, string STR_FIRST_NAME + k */
-		for (uint32_t d = 0; d < depth; d++)
-			ids[d] = export_frames_pc(&fr, stack[d]) + 1;
-		pb_reset(&m);
-		pb_packed(&m, SAMPLE_LOCATION_ID, ids, depth);
-		pb_packed(&m, SAMPLE_VALUE, values, 2);
-		if (s->tid >= 0)
-			num_label(&m, STR_THREAD_ID, s->tid, 0);
-		if (export_time_known(s))
-			num_label(&m, STR_TIMESTAMP, (int64_t)s->time_ns, STR_NANOSECONDS);
-		pb_message(&p, PROFILE_SAMPLE, &m);
+	if (write_samples(&p, r, &fr, &names, STR_FIRST_NAME + fr.nnames) < 0) {
+		errno = ENOMEM;
+		goto cleanup;
 	}
 	for (size_t i = 0; i < fr.npcs; i++) {
 		pb_reset(&m);
@@ -131,11 +195,13 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 	}
 	export_run_title(r, comment, sizeof(comment));
 	const char *fixed[STR_FIRST_NAME] = { "", "samples", "count", "cpu", "nanoseconds",
-					      "thread id", "timestamp", comment };
+					      "thread id", "timestamp", comment, "thread name" };
 	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		pb_string(&p, PROFILE_STRING_TABLE, fixed[i]);
 	for (size_t f = 0; f < fr.nnames; f++)
 		pb_string(&p, PROFILE_STRING_TABLE, fr.names[f]);
+	for (size_t k = 0; k < names.n; k++)
+		pb_string(&p, PROFILE_STRING_TABLE, names.name[k]);
 	if (r->duration_s > 0)
 		pb_uint(&p, PROFILE_DURATION_NANOS, (uint64_t)llround(r->duration_s * 1e9));
 	value_type(&p, PROFILE_PERIOD_TYPE, STR_CPU, STR_NANOSECONDS);
@@ -150,6 +216,7 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 	ret = (int64_t)r->nsamples;
 cleanup:
 	export_frames_free(&fr);
+	free(names.name);
 	pb_free(&p);
 	pb_free(&m);
 	pb_free(&line);

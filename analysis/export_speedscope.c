@@ -1,6 +1,7 @@
 /* export_speedscope.c - a run as speedscope JSON (see export.h): the file format of
- * https://www.speedscope.app/file-format-schema.json, one "sampled" profile per thread,
- * stacks root first as indices into the shared frame list, one weight (1) per sample. */
+ * https://www.speedscope.app/file-format-schema.json, one "sampled" profile per thread
+ * ("NAME (tid N)", or "tid N" when its name is unknown), stacks root first as indices into
+ * the shared frame list, one weight (1) per sample. */
 #include "analysis/export.h"
 
 #include <inttypes.h>
@@ -30,10 +31,16 @@ int64_t export_speedscope(FILE *out, const struct sb_run *r)
 	fputs("]},\"profiles\":[", out);
 	for (size_t t = 0; t < ntids; t++) {
 		size_t n = 0;
+		char tname[SB_THREAD_NAME_LEN], tid[24];
+		/* "tid N" stays in the name: it is where a speedscope reader finds the thread */
 		if (tids[t] >= 0)
-			snprintf(name, sizeof(name), "tid %" PRId32, tids[t]);
+			snprintf(tid, sizeof(tid), "tid %" PRId32, tids[t]);
 		else
-			snprintf(name, sizeof(name), "tid unknown");
+			snprintf(tid, sizeof(tid), "tid unknown");
+		if (*export_tid_name(r, tids[t], tname))
+			snprintf(name, sizeof(name), "%s (%s)", tname, tid);
+		else
+			snprintf(name, sizeof(name), "%s", tid);
 		fputs(t ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
 		export_json_string(out, name);
 		fputs(",\"unit\":\"none\",\"startValue\":0,\"samples\":[", out);

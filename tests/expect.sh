@@ -5,13 +5,19 @@
 # and with a wrong expectation; `run --expect` on hotspot fails the fault sampler that
 # sends every signal to the main thread, naming each entry; `import --expect` judges an
 # exported profile; `margins` gives a row per entry; a bad file is one line and exit 2
-# before anything runs. Each check is judged on its exit status and the rows it names.
+# before anything runs. examples/expect/named (threads that name themselves: encoder,
+# decoder, mux at 6:3:1 of the CPU) passes its thread_name entries with ctimer and fails
+# them naming the entry with a wrong expectation and with the plugin whose one process
+# timer signals only the main thread (tests/plugins/defect_one_thread); judged only when
+# exec's runs carry thread names (else "skipped": SB_NEED_NAMES=1 makes that a failure). Each check is judged on its exit status and the rows it names.
 # make check runs it alone: split works by its threads' CPU clocks, but beside 4 busy
 # loops ctimer merged its expiries (245-390 samples of 400, heavier weights) and a share
 # of 0.5 came once in 6 runs.
 BUILD=${BUILD:-build}
 bin=$BUILD/sampbench
 split=$BUILD/examples/expect/split
+named=$BUILD/examples/expect/named
+need_names=${SB_NEED_NAMES:-0}
 tmp=$(mktemp -d /tmp/sbexpect.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 bad=0
@@ -41,6 +47,36 @@ grep -q '^x .* defect-leaf-only .* parse_request is 75 %' "$tmp/leaf.out" ||
 $bin export --format pprof "$tmp/split.h5" -o "$tmp/split.pb.gz" &&
 	$bin import --expect examples/expect/split.json "$tmp/split.pb.gz" >"$tmp/import.out" 2>&1
 want_rc $? 0 "$tmp/import.out"
+
+# named: 2 s of the encoder's CPU, ~330 ctimer samples. A probe first: does any sample carry
+# one of the program's thread names? (absent with margin 0 fails when one does)
+$bin exec -q --sampler ctimer -o "$tmp/named.h5" --expect examples/expect/named.json \
+	-- "$named" 2 >"$tmp/named.out" 2>&1
+named_rc=$?
+printf '{"expectations": [{"name": "names", "thread_name": "^(encoder|decoder|mux)$", "absent": true}]}\n' \
+	>"$tmp/names.json"
+$bin expect --expect "$tmp/names.json" "$tmp/named.h5" >"$tmp/names.out" 2>&1
+if [ $? -eq 0 ]; then
+	if [ "$need_names" = 1 ]; then
+		fail "named: no sample carries a thread name: $(cat "$tmp/named.out")"
+	else
+		echo "expect named: skipped: exec's runs carry no thread names"
+	fi
+else
+	want_rc $named_rc 0 "$tmp/named.out"
+	grep -q '^expect: PASS: 6 checks, 0 failed' "$tmp/named.out" ||
+		fail "named, ctimer: $(cat "$tmp/named.out")"
+	sed 's/"share": 0.6,/"share": 0.3,/' examples/expect/named.json >"$tmp/named-wrong.json"
+	$bin expect --expect "$tmp/named-wrong.json" "$tmp/named.h5" >"$tmp/named-wrong.out" 2>&1
+	want_rc $? 1 "$tmp/named-wrong.out"
+	grep -q '^x .* ctimer .* encoder is 60 % .* FAIL' "$tmp/named-wrong.out" ||
+		fail "named: wrong expectation not named: $(cat "$tmp/named-wrong.out")"
+	$bin exec -q --sampler "$BUILD/tests/plugins/defect_one_thread.so" --expect \
+		examples/expect/named.json -- "$named" 1 >"$tmp/one.out" 2>&1
+	want_rc $? 1 "$tmp/one.out"
+	grep -q '^x .* defect-one-thr[a-z]* .* encoder is 60 %' "$tmp/one.out" ||
+		fail "named: defect-one-thread not named: $(cat "$tmp/one.out")"
+fi
 
 SB_CALIBRATE=0 $bin run -q -s ctimer,fault-misdeliver -w hotspot -t 2 -d 0.5 -r 2 \
 	-o "$tmp/hot.h5" --expect examples/expect/hotspot.json >"$tmp/hot.out" 2>&1

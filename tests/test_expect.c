@@ -1,6 +1,6 @@
 /* test_expect.c - expectation files (analysis/expect.h, docs/expect.md) on runs built here:
  * each measure on known samples (share with and without weights, within, thread slot,
- * several patterns, leaf, absent, rates), which runs are judged, the verdict, margins from
+ * thread name, several patterns, leaf, absent, rates), which runs are judged, the verdict, margins from
  * repetitions, and bad files refused with one line naming the entry. End to end with real
  * samplers and programs: tests/expect.sh. */
 #include <setjmp.h>
@@ -38,8 +38,9 @@ static void add_sample(struct sb_run *r, int slot, double weight, const int *sta
 	}
 }
 
-/* A run of sampler name: slot 0 spends 3 samples in parse, 1 in reply (under worker);
- * slot 1 one sample in main; weights w (NaN: unweighted). 2 s of wall time. */
+/* A run of sampler name: slot 0 (thread "encoder") spends 3 samples in parse, 1 in reply
+ * (under worker); slot 1 (a thread without a name) one sample in main; weights w (NaN:
+ * unweighted). 2 s of wall time. */
 static void make_run(struct sb_run *r, const char *name, double w)
 {
 	static const int parse[] = { F_SPIN, F_PARSE, F_WORKER, -1 };
@@ -54,6 +55,8 @@ static void make_run(struct sb_run *r, const char *name, double w)
 	r->samples = calloc(8, sizeof(*r->samples));
 	r->frames = calloc(32, sizeof(*r->frames));
 	r->symbols = calloc(F_N, sizeof(*r->symbols));
+	r->thread_rows = calloc(2, sizeof(*r->thread_rows));
+	assert_non_null(r->thread_rows);
 	assert_non_null(r->samples);
 	assert_non_null(r->frames);
 	assert_non_null(r->symbols);
@@ -63,6 +66,10 @@ static void make_run(struct sb_run *r, const char *name, double w)
 		snprintf(r->symbols[f].function, sizeof(r->symbols[f].function), "%s", names[f]);
 	}
 	r->nsymbols = F_N;
+	for (int k = 0; k < 2; k++)
+		r->thread_rows[k] = (struct sb_thread_row){ .index = k, .tid = 100 + k };
+	snprintf(r->thread_rows[0].name, sizeof(r->thread_rows[0].name), "encoder");
+	r->nthread_rows = 2;
 	for (int i = 0; i < 3; i++)
 		add_sample(r, 0, w, parse);
 	add_sample(r, 0, w, reply);
@@ -137,6 +144,34 @@ static void test_shares(void **state)
 	assert_float_equal(measure("{\"name\": \"a\", \"stack\": \"handler\", \"absent\": true}",
 				   &u), 0, 1e-12);
 	run_free(&w);
+	run_free(&u);
+}
+
+/* Thread names: a pattern over the name the sample's thread gave itself, alone or with a
+ * stack pattern or within; a thread without a name never matches, not even ".*".
+ * Mutations: unnamed threads matched as "" (".*" gives 1, not 0.8: fails); the name
+ * pattern ignored ("^dec" gives 0.8, not 0: fails). */
+static void test_thread_name(void **state)
+{
+	struct sb_run u;
+	(void)state;
+
+	make_run(&u, "itimer", NAN);
+	assert_float_equal(measure("{\"name\": \"enc\", \"thread_name\": \"^encoder$\", "
+				   "\"share\": 0.8, \"margin\": 0.1}", &u), 4.0 / 5, 1e-12);
+	assert_float_equal(measure("{\"name\": \"dec\", \"thread_name\": \"^dec\", "
+				   "\"share\": 0, \"margin\": 0.1}", &u), 0, 1e-12);
+	assert_float_equal(measure("{\"name\": \"any\", \"thread_name\": \".*\", "
+				   "\"share\": 1, \"margin\": 0.1}", &u), 4.0 / 5, 1e-12);
+	assert_float_equal(measure("{\"name\": \"p\", \"stack\": \";parse(;|$)\", "
+				   "\"thread_name\": \"enc\", \"share\": 0.6, \"margin\": 0.1}", &u),
+			   3.0 / 5, 1e-12);
+	assert_float_equal(measure("{\"name\": \"w\", \"thread_name\": \"enc\", \"within\": "
+				   "\"^main\", \"absent\": true}", &u), 0, 1e-12);
+	/* once slot 1 has a name, ".*" takes it too */
+	snprintf(u.thread_rows[1].name, sizeof(u.thread_rows[1].name), "main");
+	assert_float_equal(measure("{\"name\": \"any\", \"thread_name\": \".*\", "
+				   "\"share\": 1, \"margin\": 0.1}", &u), 1, 1e-12);
 	run_free(&u);
 }
 
@@ -260,6 +295,12 @@ static void test_bad_files(void **state)
 		  "\"margin\": 0}]}", "exactly one of" },
 		{ "{\"expectations\": [{\"name\": \"a\", \"stack\": \"x\", \"within\": \"y\", "
 		  "\"samples_per_s\": 1, \"margin\": 0}]}", "'within' applies to share and absent only" },
+		{ "{\"expectations\": [{\"name\": \"a\", \"thread_name\": \"(\", \"share\": 1, "
+		  "\"margin\": 0}]}", "expectation 1 ('a'): bad 'thread_name' pattern '('" },
+		{ "{\"expectations\": [{\"name\": \"a\", \"thread_name\": 1, \"share\": 1, "
+		  "\"margin\": 0}]}", "expectation 1 ('a'): 'thread_name' must be a string" },
+		{ "{\"expectations\": [{\"name\": \"a\", \"share\": 1, \"margin\": 0}]}",
+		  "needs 'stack', 'leaf', 'thread_name' or 'thread_index'" },
 	};
 	(void)state;
 
@@ -279,6 +320,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_thread_name),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_margins),

@@ -1,8 +1,9 @@
 /* test_export.c - `sampbench export`: folded stacks (exact text on a synthetic run, totals
  * and root-first order on a real one), gperftools round trips through cpuprofile_parse and
  * google-pprof, profile.proto read by an independent decoder (`go tool pprof`: totals, per
- * thread and per leaf function counts against the run's samples), and bad input (exit 2,
- * one line, nothing written). */
+ * thread and per leaf function counts against the run's samples), thread names (pprof's
+ * "thread name" label read by `go tool pprof`, the speedscope and Firefox thread names, and
+ * their fallbacks), and bad input (exit 2, one line, nothing written). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "analysis/export.h"
+#include "analysis/import.h"
 #include "results/h5io.h"
 #include "sampler/cpuprofile.h"
 #include "tests/support/sbrun.h"
@@ -425,6 +427,183 @@ static void test_pprof_go(void **state)
 	assert_int_equal(stray_files(), 0);
 }
 
+/* A run built by hand with named threads: slots 0-2 named, slot 3 unnamed; samples
+ * (tid/slot) 100/0 twice, 101/1, 102/none (found by its tid), none/none, 103/3. */
+static struct sb_run named_run(struct sb_thread_row rows[4], struct sb_sample samples[6],
+			       struct sb_symbol *sym, uint64_t *frame)
+{
+	static const int32_t tid[6] = { 100, 100, 101, 102, -1, 103 };
+	static const int32_t slot[6] = { 0, 0, 1, -1, -1, 3 };
+	static const char *const name[4] = { "encoder", "decoder", "mux", "" };
+
+	*sym = (struct sb_symbol){ .pc = 0x1000, .module = "app", .function = "work" };
+	*frame = 0x1000;
+	for (int k = 0; k < 4; k++) {
+		rows[k] = (struct sb_thread_row){ .index = k, .tid = 100 + k };
+		snprintf(rows[k].name, sizeof(rows[k].name), "%s", name[k]);
+	}
+	for (int i = 0; i < 6; i++)
+		samples[i] = (struct sb_sample){ .tid = tid[i], .thread_index = slot[i],
+						 .time_ns = 1000000 * (uint64_t)(i + 1), .depth = 1,
+						 .weight_ns = 1e7 };
+	return (struct sb_run){ .run_id = 3, .sampler = "ctimer", .workload = "named",
+				.threads = 4, .hz = 100, .samples = samples, .nsamples = 6,
+				.frames = frame, .nframes = 1, .symbols = sym, .nsymbols = 1,
+				.thread_rows = rows, .nthread_rows = 4 };
+}
+
+/* A sample's thread name is its slot row's, else the row of its tid; a thread's is its
+ * samples' when they agree; control characters and a name filling all 16 bytes are cut
+ * to a C string. Mutations: without the tid fallback the slot-less sample 3 has no name
+ * (fails); with rows looked up by position only, rows out of slot order name the wrong
+ * thread (fails). */
+static void test_thread_name(void **state)
+{
+	(void)state;
+	struct sb_thread_row rows[4];
+	struct sb_sample samples[6];
+	struct sb_symbol sym;
+	uint64_t frame;
+	struct sb_run r = named_run(rows, samples, &sym, &frame);
+	static const char *const want[6] = { "encoder", "encoder", "decoder", "mux", "", "" };
+	char name[SB_THREAD_NAME_LEN];
+
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(export_thread_name(&r, i, name), want[i]);
+	assert_string_equal(export_tid_name(&r, 100, name), "encoder");
+	assert_string_equal(export_tid_name(&r, 102, name), "mux");
+	assert_string_equal(export_tid_name(&r, 103, name), "");
+	assert_string_equal(export_tid_name(&r, -1, name), "");
+	/* rows out of slot order: found by their index (their tids are other threads', so the
+	 * tid cannot find them) */
+	struct sb_thread_row swapped[4] = { rows[1], rows[0], rows[2], rows[3] };
+	for (int k = 0; k < 4; k++)
+		swapped[k].tid += 1000;
+	r.thread_rows = swapped;
+	assert_string_equal(export_thread_name(&r, 0, name), "encoder");
+	assert_string_equal(export_thread_name(&r, 2, name), "decoder");
+	/* a name that fills its 16 bytes, with a control character */
+	memcpy(swapped[1].name, "0123456789\tbcdef", SB_THREAD_NAME_LEN);
+	assert_string_equal(export_thread_name(&r, 0, name), "0123456789_bcde");
+	/* a sample on a tid two samples share with different names: no one name */
+	r.thread_rows = rows;
+	samples[5].tid = 100;
+	assert_string_equal(export_tid_name(&r, 100, name), "");
+}
+
+/* Writes r with write into a malloc'd string. */
+static char *export_text(int64_t (*write)(FILE *, const struct sb_run *), const struct sb_run *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(write(f, r), (int64_t)r->nsamples);
+	fclose(f);
+	return buf;
+}
+
+/* speedscope names a profile "NAME (tid N)", which its reader still reads the tid from,
+ * and "tid N" without a name; Firefox names a thread NAME (its tid is a field of its own),
+ * "tid N" without one. Mutation: speedscope named "NAME" alone: the round trip loses the
+ * encoder's tid (fails). */
+static void test_thread_name_json(void **state)
+{
+	(void)state;
+	struct sb_thread_row rows[4];
+	struct sb_sample samples[6];
+	struct sb_symbol sym;
+	uint64_t frame;
+	struct sb_run r = named_run(rows, samples, &sym, &frame), back;
+	char err[256];
+
+	char *ss = export_text(export_speedscope, &r);
+	assert_non_null(strstr(ss, "\"name\":\"encoder (tid 100)\""));
+	assert_non_null(strstr(ss, "\"name\":\"decoder (tid 101)\""));
+	assert_non_null(strstr(ss, "\"name\":\"mux (tid 102)\""));
+	assert_non_null(strstr(ss, "\"name\":\"tid 103\""));
+	assert_non_null(strstr(ss, "\"name\":\"tid unknown\""));
+	assert_int_equal(import_buffer(import_format_find("speedscope"), (unsigned char *)ss,
+				       strlen(ss), &back, err, sizeof(err)), 0);
+	size_t encoder = 0;
+	for (size_t i = 0; i < back.nsamples; i++)
+		encoder += back.samples[i].tid == 100;
+	assert_int_equal(encoder, 2);
+	run_free(&back);
+	free(ss);
+
+	char *ff = export_text(export_firefox, &r);
+	assert_non_null(strstr(ff, "\"tid\":100,\"name\":\"encoder\","));
+	assert_non_null(strstr(ff, "\"tid\":102,\"name\":\"mux\","));
+	assert_non_null(strstr(ff, "\"tid\":103,\"name\":\"tid 103\","));
+	assert_non_null(strstr(ff, "\"tid\":-1,\"name\":\"tid unknown\","));
+	free(ff);
+}
+
+/* The count go tool pprof -tags gives value under "KEY: Total", or -1 when not listed;
+ * *total gets the Total (-1 when the key is absent). */
+static long go_tag(const char *out, const char *key, const char *value, long *total)
+{
+	char head[64];
+	snprintf(head, sizeof(head), " %s: Total ", key);
+	const char *t = strstr(out, head);
+
+	*total = t ? strtol(t + strlen(head), NULL, 10) : -1;
+	if (!t)
+		return -1;
+	/* "  K.0 (P%): VALUE" lines up to a blank line */
+	for (const char *l = strchr(t, '\n') + 1; *l && *l != '\n';) {
+		double k;
+		char v[64];
+		if (sscanf(l, " %lf (%*[^)]): %63s", &k, v) == 2 && strcmp(v, value) == 0)
+			return (long)k;
+		const char *nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+	return -1;
+}
+
+/* pprof: every sample of a named thread carries the string label "thread name" (as
+ * Datadog's profilers write it, beside "thread id"); unnamed ones carry none. Read back by
+ * `go tool pprof -tags` (which does not list a label whose value is "", so the unnamed
+ * samples are the difference between the Totals). Mutation: the labels pointing at the
+ * function names' strings instead of the thread names' (fails). */
+static void test_thread_name_pprof(void **state)
+{
+	(void)state;
+	struct sb_thread_row rows[4];
+	struct sb_sample samples[6];
+	struct sb_symbol sym;
+	uint64_t frame;
+	struct sb_run r = named_run(rows, samples, &sym, &frame);
+	static char out[1 << 16];
+	char path[700], err[4096];
+	long total;
+
+	if (access("/usr/bin/go", X_OK) != 0) {
+		fprintf(stderr, "test_thread_name_pprof: skipped: /usr/bin/go not installed\n");
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/named.pb.gz", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(export_pprof(f, &r), 6);
+	assert_int_equal(fclose(f), 0);
+	int rc = run_cmd(out, sizeof(out), err, sizeof(err),
+			 ARGS("/usr/bin/go", "tool", "pprof", "-tags", "-sample_index=samples", path));
+	if (rc != 0)
+		fail_msg("go tool pprof -tags failed (%d): %s", rc, err);
+	assert_int_equal(go_tag(out, "thread name", "encoder", &total), 2);
+	assert_int_equal(total, 4);
+	assert_int_equal(go_tag(out, "thread name", "decoder", &total), 1);
+	assert_int_equal(go_tag(out, "thread name", "mux", &total), 1);
+	assert_int_equal(go_tag(out, "thread id", "100", &total), 2);
+	assert_int_equal(total, 5);
+}
+
 /* Asserts exit 2, one stderr line starting "sampbench: " containing want, no out file. */
 static void expect_bad(const char *want, const char *out, const char *const *args)
 {
@@ -473,6 +652,9 @@ int main(void)
 		cmocka_unit_test(test_folded_real),
 		cmocka_unit_test(test_pprof_round_trip),
 		cmocka_unit_test(test_pprof_go),
+		cmocka_unit_test(test_thread_name),
+		cmocka_unit_test(test_thread_name_json),
+		cmocka_unit_test(test_thread_name_pprof),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
