@@ -149,9 +149,14 @@ static int collect(struct exec_ctx *c)
 			row->weight_ns = NAN;
 		}
 		slot_of[i] = row->index;
-		/* a pooled slot has its last thread's name, as churn's slots do */
-		memcpy(row->name, t->name, sizeof(row->name));
-		row->name[sizeof(row->name) - 1] = 0;
+		/* the slot's name is its threads' one name; a pooled slot whose threads differ
+		 * has none, so that no pattern charges one thread's name with the others' */
+		if (row->os_threads == 0) {
+			memcpy(row->name, t->name, sizeof(row->name));
+			row->name[sizeof(row->name) - 1] = 0;
+		} else if (strncmp(row->name, t->name, sizeof(row->name) - 1) != 0) {
+			row->name[0] = 0;
+		}
 		row->os_threads++;
 		row->cpu_ns += t->cpu_ns;
 		row->alive_ns += t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0;

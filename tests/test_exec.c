@@ -475,7 +475,8 @@ static void test_exec_through_wrapper(void **state)
 /* 300 threads, 8 at a time, each burning 2 ms of its own CPU and ending by return,
  * pthread_exit or cancellation in turn: every one has an exact row. The main thread is
  * slot 0, the first 62 workers slots 1..62, the other 238 are pooled in slot 63. Shown to
- * fail with the agent's rows ignored (exec_truth_row a no-op): cover below 0.95. */
+ * fail with the agent's rows ignored (exec_truth_row a no-op): cover below 0.95; and with
+ * the pool named after its last thread (exec_run.c): its name is not "". */
 static void test_many_threads_truth(void **state)
 {
 	(void)state;
@@ -501,6 +502,13 @@ static void test_many_threads_truth(void **state)
 		assert_int_equal(r->nthread_rows, 64);
 		const struct sb_thread_row *pool = &r->thread_rows[63];
 		assert_int_equal(pool->os_threads, 238);
+		/* each worker's name says how it ended, at its end (cancelled ones too); the
+		 * pool's threads have three names, so the pool has none */
+		for (size_t k = 1; k < 63; k++)
+			assert_true(!strcmp(r->thread_rows[k].name, "many-ret") ||
+				    !strcmp(r->thread_rows[k].name, "many-exit") ||
+				    !strcmp(r->thread_rows[k].name, "many-cancel"));
+		assert_string_equal(pool->name, "");
 		double burn = 2e6, total = 0;
 		int heavy = 0;
 		for (size_t k = 1; k < 63; k++) {

@@ -5,7 +5,8 @@
  *
  * Creates TOTAL threads, AT_ONCE at a time; each burns BURN_MS of its own CPU time
  * (CLOCK_THREAD_CPUTIME_ID) and ends one of three ways, in turn: it returns, it calls
- * pthread_exit, or it waits in a cancellation point until the main thread cancels it.
+ * pthread_exit, or it waits in a cancellation point until the main thread cancels it,
+ * and names itself for the way it ends (many-ret, many-exit, many-cancel).
  * Prints one line with the thread count and exits 0; 1 when a thread could not be made. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,7 +27,9 @@ struct worker {
 
 static void *many_worker(void *p)
 {
+	static const char *const names[] = { "many-ret", "many-exit", "many-cancel" };
 	struct worker *w = p;
+	pthread_setname_np(pthread_self(), names[w->how]);
 	burn(burn_s);
 	atomic_store(&w->burned, 1);
 	if (w->how == 1)
