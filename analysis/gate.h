@@ -142,7 +142,7 @@ struct gate_check {
 	double p;        /* U-test p-value; sign-test p for sign-test budgets; else NaN */
 	double effect;   /* change in the bad direction (positive: worse), NaN for budgets */
 	int nbase, ncur; /* repetitions with a value (pooled quantiles: samples) */
-	char reason[320];
+	char reason[384];
 	char why[384];   /* budgets: which class rule applied and why the sampler is in it */
 };
 

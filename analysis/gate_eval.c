@@ -148,7 +148,7 @@ static void settle(const struct gate_config *cfg, struct gate_check *k, int ok)
 	const struct gate_expect *e = find_expect(cfg, k->sampler, k->metric);
 	if (!e)
 		return;
-	char was[320];
+	char was[sizeof(k->reason)];
 	snprintf(was, sizeof(was), "%s", k->reason);
 	k->state = GATE_EXEMPT;
 	snprintf(k->reason, sizeof(k->reason), "EXPECTED (%.40s:%d: %.160s): %.90s", cfg->name,
@@ -342,8 +342,11 @@ static int resolve_limit(struct bjudge *j)
 			return -1;
 		}
 		j->limit = rv + b->value;
+		char vs[32]; /* the margin in the metric's unit: "+ 10000.0µs", not "+1e+07" */
 		gate_fmt_value(rvs, sizeof(rvs), b->ref_metric, rv);
-		snprintf(j->lim, sizeof(j->lim), "%s %s%+g = ", b->ref_sampler, rvs, b->value);
+		gate_fmt_value(vs, sizeof(vs), b->metric, fabs(b->value));
+		snprintf(j->lim, sizeof(j->lim), "%s %s %c %s = ", b->ref_sampler, rvs,
+			 b->value < 0 ? '-' : '+', vs);
 		size_t u = strlen(j->lim);
 		gate_fmt_value(j->lim + u, sizeof(j->lim) - u, b->metric, j->limit);
 	}
@@ -478,8 +481,8 @@ static void judge_runs(struct bjudge *j)
 						     sizeof(why));
 		if (st == GATE_UNDECIDED) {
 			k->state = GATE_UNDECIDED;
-			/* widths bound the reason (320): the -O1 sanitizer builds check it */
-			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %.64s%.150s "
+			/* widths bound the reason (384): the -O1 sanitizer builds check it */
+			snprintf(k->reason, sizeof(k->reason), "too few runs to judge %s %.100s%.150s "
 				 "(%.40s:%d)", gate_op_names[b->op], j->lim, why, cfg->name, b->line);
 			return;
 		}
@@ -491,7 +494,7 @@ static void judge_runs(struct bjudge *j)
 		gate_window_detail(j->cur, j->c, d, sizeof(d));
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), ", %s", d);
 	}
-	snprintf(k->reason, sizeof(k->reason), "%s %s %.64s%.150s (%.40s:%d)",
+	snprintf(k->reason, sizeof(k->reason), "%s %s %.100s%.150s (%.40s:%d)",
 		 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], j->lim, why, cfg->name,
 		 b->line);
 	settle(cfg, k, ok);

@@ -162,6 +162,26 @@ static void fmt_row(const struct gate_check *k, char *bc, size_t bclen, char *pv
 		snprintf(ev, evlen, "%+.3f", k->effect);
 }
 
+/* The failed and undecided rows again, one line each, just above the verdict: the table of
+ * references can be long, and a CI log is often read from its tail. */
+static void print_failed_recap(FILE *out, const struct gate_result *res)
+{
+	int header = 0;
+
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		char cell[256];
+		if (k->state != GATE_FAIL && k->state != GATE_UNDECIDED)
+			continue;
+		if (!header++)
+			fputs("\nfailed or undecided (as above):\n", out);
+		fmt_cell(cell, sizeof(cell), k);
+		/* not the table's mark: scripts count the table's rows by it */
+		fprintf(out, "  %s %s %s: %s\n", k->state == GATE_FAIL ? "failed" : "undecided",
+			cell, k->metric, k->reason);
+	}
+}
+
 void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side *cur,
 		const struct gate_result *res, int failures_only)
 {
@@ -223,6 +243,7 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 		fprintf(out, "\nnote: %s\n", res->notes[i]);
 	for (int i = 0; i < res->nwarnings; i++)
 		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
+	print_failed_recap(out, res);
 	fprintf(out, "\ngate: %s", gate_failed(res) ? "FAIL" : "PASS");
 	for (size_t h = 0; h < res->nhosts; h++)
 		fprintf(out, "%s%s %s%s", h ? ", " : " (", res->hosts[h].host,
@@ -236,30 +257,58 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 		res->na, res->exempt, missing);
 }
 
+/* The length of the UTF-8 sequence at s (1-4), or 0 when it is not one: a text cut to a
+ * width may end inside a character ("427.0µs" cut after the first byte of µ). */
+static int utf8_seq_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 :
+		s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s as XML attribute text; a byte that does not start a whole UTF-8 character becomes
+ * U+FFFD, as in json_string. */
 static void xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (*u) {
+		int n = utf8_seq_len(u);
+		switch (n ? *u : 0) {
+		case 0: fputs("&#xfffd;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		default: fwrite(u, 1, (size_t)n, f);
 		}
+		u += n ? n : 1;
 	}
 }
 
+/* s as a JSON string; a byte that does not start a whole UTF-8 character becomes U+FFFD,
+ * so the file stays valid JSON. */
 static void json_string(FILE *f, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
+	while (*u) {
+		int n = utf8_seq_len(u);
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			u++;
+		} else if (*u == '"' || *u == '\\') {
+			fprintf(f, "\\%c", *u++);
+		} else if (*u < 0x20) {
+			fprintf(f, "\\u%04x", *u++);
+		} else {
+			fwrite(u, 1, (size_t)n, f);
+			u += n;
+		}
 	}
 	fputc('"', f);
 }

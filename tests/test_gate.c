@@ -1247,6 +1247,10 @@ static void test_junit_and_json(void **state)
 	assert_int_equal(cases, res.nchecks);
 	unlink(path);
 
+	/* a reason cut inside a character (the first byte of µ) stays valid UTF-8 JSON; a
+	 * whole µ is kept */
+	for (size_t i = 0; i < res.nchecks; i++)
+		snprintf(res.checks[i].reason, sizeof(res.checks[i].reason), "9.0µs = 427.0\xc2");
 	snprintf(path, sizeof(path), "%s/g.json", tmpdir);
 	assert_int_equal(gate_write_json(path, NULL, &c, &res, err, sizeof(err)), 0);
 	f = fopen(path, "r");
@@ -1256,9 +1260,18 @@ static void test_junit_and_json(void **state)
 	assert_non_null(strstr(buf, "\"verdict\": \"fail\""));
 	assert_non_null(strstr(buf, "\"current\": \"cur<&>.h5\""));
 	assert_non_null(strstr(buf, "\"p\": null")); /* budgets have no p-value */
+	assert_non_null(strstr(buf, "\"9.0µs = 427.0\\ufffd\""));
 	snprintf(path, sizeof(path), "%s/g.json.tmp", tmpdir);
 	assert_int_not_equal(access(path, F_OK), 0); /* renamed into place */
 	unlink(strcat(strcpy(buf, tmpdir), "/g.json"));
+	snprintf(path, sizeof(path), "%s/g.xml", tmpdir);
+	assert_int_equal(gate_write_junit(path, &res, err, sizeof(err)), 0);
+	f = fopen(path, "r");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(buf, "9.0µs = 427.0&#xfffd;"));
+	unlink(path);
 
 	assert_int_equal(gate_write_json("/nonexistent/x.json", NULL, &c, &res, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot create"));
