@@ -117,11 +117,26 @@ rc=$?
 
 bad=0
 judged=0 # samplers judged by the gate: the summary says how many
-# judge NAME WANT_EXIT METRIC_REGEX
+# judge NAME WANT_EXIT METRIC_REGEX [SPEC WORKLOAD]
+# With SPEC (what `run -s` takes) and WORKLOAD, a defect that passed, or failed without its
+# metric, where the host was busy in its cell (its calm-only rules "not applicable": a
+# `none` run lost over 10 % of its time, as in 1 of 10 ASan/UBSan make checks of c010856,
+# 12.5 %) has no verdict: it is measured again beside its own `none` runs, at most twice.
 judge() {
 	judged=$((judged + 1))
-	$bin gate -q --budgets ci/budgets --sampler "$1" "$tmp/d.h5" >"$tmp/gate.out" 2>&1
-	got=$?
+	file=$tmp/d.h5
+	for attempt in 1 2 3; do
+		$bin gate -q --budgets ci/budgets --sampler "$1" "$file" >"$tmp/gate.out" 2>&1
+		got=$?
+		[ "$2" -eq 1 ] && [ -n "${4:-}" ] && [ $attempt -lt 3 ] &&
+			grep -q 'not applicable: the host was busy' "$tmp/gate.out" &&
+			{ [ "$got" -eq 0 ] || ! grep "^✗ $1/" "$tmp/gate.out" | grep -q "$3"; } || break
+		echo "again $1: the host was busy in its cell ($(grep -o 'a none run lost [0-9.]*%' \
+			"$tmp/gate.out" | head -1)), measured again"
+		file=$tmp/again.h5
+		$bin run -q -f -s "none,$4" -w "$5" -t 2 -z 100 -d "$duration" -r $reps \
+			-o "$file" >/dev/null 2>&1
+	done
 	rows=$(grep "^✗ $1/" "$tmp/gate.out")
 	if [ "$got" -ne "$2" ]; then
 		echo "FAIL $1: gate exit $got, want $2"; cat "$tmp/gate.out"; bad=1; return
@@ -176,13 +191,14 @@ case ${SANITIZE:-} in
 	exit $bad ;;
 esac
 for f in $faults; do
-	judge "$f" 1 "$(fault_metric "$f")"
+	judge "$f" 1 "$(fault_metric "$f")" "$f" balanced
 done
 for src in $srcs; do
 	name=$(sed -n 's/^#define DEFECT_NAME "\(.*\)"/\1/p' "$src")
 	metric=$(sed -n 's/.*gate-expects: \([a-z_]*\).*/\1/p' "$src")
+	wl=$(sed -n 's/.*gate-workload: \([a-z0-9_-]*\).*/\1/p' "$src" | head -1)
 	plain_only "$src" "$name" && continue
-	judge "$name" 1 "$metric"
+	judge "$name" 1 "$metric" "$BUILD/tests/plugins/$(basename "$src" .c).so" "${wl:-balanced}"
 done
 [ "$set_" = untimed ] || judge ctimer-plugin 0 ''
 # On 64 KiB thread stacks (run --stack-kb, as musl and thread pools give) a handler that

@@ -83,7 +83,16 @@ static void check_common(const struct sb_run *r)
 	 * frame pointers: 0.89-0.97 for a healthy itimer here (make bench's skewed medians
 	 * 0.90-0.94); a walker that stops at the leaf or loses the chain gives near 0. */
 	double frac = (double)own_leaf / (double)on_workers;
-	if (frac < 0.85)
+	/* ThreadSanitizer delivers a signal at the thread's next interceptor, not where the
+	 * timer fired, so more samples land in the barrier (as in test_gperftools): 0.78 and
+	 * 0.82 in 1 of 10 TSan make checks of c010856 */
+#ifdef __SANITIZE_THREAD__
+	const double min_frac = 0.6;
+#else
+	const double min_frac = 0.85;
+#endif
+	printf("%s: %.2f of the stacks reach their thread's slot function\n", r->sampler, frac);
+	if (frac < min_frac)
 		fail_msg("only %.2f of the stacks reach their thread's slot function", frac);
 	assert_true(r->metrics.misattributed_fraction < 0.01);
 	/* every thread got samples */
