@@ -171,6 +171,40 @@ static double function_misfit(const double *cnt, const double *share, int k, dou
 	return chisq_sf(g, k - 1) < FUNCTION_FIT_P ? tvd_v : 0;
 }
 
+/* 1 when pc is a kernel frame: a kernel address, or a frame the run's symbols name as the
+ * kernel's (an imported profile's pseudo PC, analysis/import.h). */
+static int frame_in_kernel(const struct sb_run *r, uint64_t pc)
+{
+	if (pc >= SB_KERNEL_ADDR_MIN)
+		return 1;
+	const struct sb_symbol *sy = symbol_find(r->symbols, r->nsymbols, pc);
+	return sy && symbol_is_kernel(sy);
+}
+
+/* The true CPU share of each of w's n declared functions into share: the split the threads
+ * measured (the run's func_work stats) where the workload measures it, else the declared
+ * one. Returns 0, or -1 when a measured split is missing (a file without the stats: the
+ * metric stays NaN). */
+static int true_func_shares(const struct sb_run *r, const struct workload *w, int n,
+			    double *share)
+{
+	double sum = 0;
+
+	for (int k = 0; k < n; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), WL_FUNC_WORK_STAT, k);
+		share[k] = w->func_share_measured ? run_stat(r, name) : w->func_share[k];
+		if (!(share[k] >= 0))
+			return -1;
+		sum += share[k];
+	}
+	if (!(sum > 0))
+		return -1;
+	for (int k = 0; k < n; k++)
+		share[k] /= sum;
+	return 0;
+}
+
 /* A truncated stack shorter than this many user frames is not judged as cut by a frame
  * limit: the shallowest limit of a built-in mechanism is libprofiler's 64 frames. */
 #define CHAIN_CUT_MIN_FRAMES 64
@@ -246,7 +280,7 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 			continue;
 		const uint64_t *f = &r->frames[s->frame_offset];
 		uint32_t leaf = 0;
-		while (leaf < s->depth && f[leaf] >= SB_KERNEL_ADDR_MIN)
+		while (leaf < s->depth && frame_in_kernel(r, f[leaf]))
 			leaf++;
 		/* A leaf in a declared function is a workload thread's whatever the sample's
 		 * thread id says: samplers without thread ids (gperftools) count too. */
@@ -272,9 +306,10 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
 			off++;
 	}
-	if (nfuncs > 0) {
-		m->function_tvd = tvd(fcnt, w->func_share, (size_t)nfuncs);
-		m->function_misfit = function_misfit(fcnt, w->func_share, nfuncs, m->function_tvd);
+	double share[WL_MAX_FUNCS];
+	if (nfuncs > 0 && true_func_shares(r, w, nfuncs, share) == 0) {
+		m->function_tvd = tvd(fcnt, share, (size_t)nfuncs);
+		m->function_misfit = function_misfit(fcnt, share, nfuncs, m->function_tvd);
 	}
 	if (total == 0)
 		return;

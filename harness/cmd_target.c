@@ -20,14 +20,16 @@
 #define WAIT_LIMIT_S 60 /* --wait gives up after this long without SIGUSR1 */
 
 static const char usage_text[] =
-	"usage: sampbench target WORKLOAD [-t N] [-d SECS] [--truth FILE] [--pid-file FILE]\n"
-	"                        [--wait | --delay SECS]\n"
+	"usage: sampbench target WORKLOAD [-t N] [-d SECS] [--hz F] [--truth FILE]\n"
+	"                        [--pid-file FILE] [--wait | --delay SECS]\n"
 	"\n"
 	"Runs one workload (see 'sampbench list') in this process, with no sampler, so that\n"
 	"any profiler can launch it ('perf record -g -- sampbench target skewed ...') or\n"
 	"attach to its pid. At exit it writes the workload's truth: one line per thread slot\n"
 	"with its tid, true CPU and alive time in ns, work units and checksum errors, and the\n"
-	"CLOCK_MONOTONIC start and end of the work. Exit 1 when the workload fails or a\n"
+	"CLOCK_MONOTONIC start and end of the work, and the work per declared function\n"
+	"('func_work K N'). --hz is the profiler's rate, for workloads whose work keeps step\n"
+	"with it (alias). Exit 1 when the workload fails or a\n"
 	"checksum is wrong.\n"
 	"\n";
 
@@ -35,6 +37,7 @@ static struct env {
 	long threads;
 	double duration_s;
 	long seed;
+	double hz;
 	const char *truth;
 	const char *pid_file;
 	int wait;
@@ -49,6 +52,8 @@ const struct opt cmd_target_options[] = {
 	OPT_NUMBER('d', "duration", &env.duration_s, "SECS", 0, 3600, "seconds",
 		   "how long the work runs (default 2)"),
 	OPT_INTEGER(0, "seed", &env.seed, "N", 0, 1L << 62, "seed for random phases (default 1)"),
+	OPT_NUMBER(0, "hz", &env.hz, "F", 0.001, 1e5, "Hz",
+		   "the profiler's sampling rate, for work in step with it (default: unknown)"),
 	OPT_STRING(0, "truth", &env.truth, "FILE", "write the truth here at exit"),
 	OPT_STRING(0, "pid-file", &env.pid_file, "FILE",
 		   "write this process's pid here before waiting or working"),
@@ -113,6 +118,10 @@ static int write_truth(const char *path, const char *workload, const struct wl_c
 			atomic_load(&t->checksum_errors), atomic_load(&t->eintr),
 			atomic_load(&t->short_io), name);
 	}
+	uint64_t work[WL_MAX_FUNCS];
+	int nwork = wl_func_work(workload_find(workload), ctx->truth, work);
+	for (int k = 0; k < nwork; k++)
+		fprintf(f, "func_work %d %" PRIu64 "\n", k, work[k]);
 	if (fflush(f) != 0 || ferror(f) || atomic_file_commit(&af) != 0) {
 		atomic_file_abort(&af);
 		return -1;
@@ -185,6 +194,7 @@ int cmd_target(int argc, char **argv)
 		.threads = (int)env.threads,
 		.duration_s = env.duration_s,
 		.seed = (uint64_t)env.seed,
+		.sample_hz = env.hz,
 		.truth = truth,
 	};
 	sb_thread_begin(-1);

@@ -118,6 +118,7 @@ static void child_main(const struct run_spec *spec, struct sb_sink *sink, struct
 		.duration_s = spec->duration_s,
 		.seed = spec->seed,
 		.param = spec->param,
+		.sample_hz = spec->hz,
 		.truth = sh->truth,
 		.pauses = pauses,
 		.stack_kb = spec->stack_kb,
@@ -333,6 +334,21 @@ static void collect_integrity(const struct run_shared *sh, struct sb_run *r)
 	run_add_stat(r, "timer_expected", (double)sh->integ.timer_expected);
 }
 
+/* The work per declared function (wl_func_work) as the run's func_work_K stats: the truth
+ * of function_tvd where the workload measures its split (analysis/metrics.c). */
+static void collect_func_work(const struct workload *w, const struct wl_truth *truth,
+			      struct sb_run *r)
+{
+	uint64_t work[WL_MAX_FUNCS];
+	int n = wl_func_work(w, truth, work);
+
+	for (int k = 0; k < n; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), WL_FUNC_WORK_STAT, k);
+		run_add_stat(r, name, (double)work[k]);
+	}
+}
+
 /* Copies what the child left in shared memory into r. */
 static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		   const struct run_shared *sh, const struct wl_pauses *pauses, struct sb_run *r,
@@ -365,6 +381,7 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	}
 	for (int i = 0; i < sh->nstats; i++)
 		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);
+	collect_func_work(spec->workload, sh->truth, r);
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
 	collect_integrity(sh, r);
 	if (spec->stack_kb > 0)

@@ -66,8 +66,8 @@ static void append_word(char *buf, size_t len, const char *word)
 /* The target's command line: `sampbench target` of spec, its truth into p->truth; with
  * --pid-file and --wait when the tool attaches to it. */
 struct target_argv {
-	char threads[16], dur[32], seed[32];
-	const char *argv[16];
+	char threads[16], dur[32], seed[32], hz[32];
+	const char *argv[20];
 	int argc;
 };
 
@@ -77,10 +77,11 @@ static void target_argv(struct target_argv *a, const struct run_spec *spec,
 	snprintf(a->threads, sizeof(a->threads), "%d", spec->threads);
 	snprintf(a->dur, sizeof(a->dur), "%g", spec->duration_s);
 	snprintf(a->seed, sizeof(a->seed), "%" PRIu64, spec->seed);
+	snprintf(a->hz, sizeof(a->hz), "%g", spec->hz);
 	const char *words[] = { p->self, "target", spec->workload->name, "-t", a->threads, "-d",
-				a->dur, "--seed", a->seed, "--truth", p->truth, "--pid-file",
-				p->pidfile, "--wait" };
-	a->argc = attach ? 14 : 11;
+				a->dur, "--seed", a->seed, "--hz", a->hz, "--truth", p->truth,
+				"--pid-file", p->pidfile, "--wait" };
+	a->argc = attach ? 16 : 13;
 	for (int i = 0; i < a->argc; i++)
 		a->argv[i] = words[i];
 	a->argv[a->argc] = NULL;
@@ -207,6 +208,15 @@ static int read_truth(const char *path, struct sb_run *r, char *why, size_t len)
 		unsigned long long v[8];
 		if (sscanf(line, "start_ns %llu end_ns %llu", &start, &end) == 2)
 			continue;
+		int k;
+		if (sscanf(line, "func_work %d %llu", &k, &v[0]) == 2) {
+			if (k >= 0 && k < WL_MAX_FUNCS) {
+				char name[32];
+				snprintf(name, sizeof(name), WL_FUNC_WORK_STAT, k);
+				run_add_stat(r, name, (double)v[0]);
+			}
+			continue;
+		}
 		int end = 0;
 		if (sscanf(line, "%d %d %llu %llu %llu %llu %llu %llu %llu %llu%n", &row.index,
 			   &row.tid, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],

@@ -283,6 +283,54 @@ static void test_stack_chain(void **state)
 	run_free(&f.r);
 }
 
+/* function_tvd against the split the threads measured (func_work stats) where the workload
+ * measures it, else the declared one; a sample's leaf is its first frame outside the kernel,
+ * an imported profile's kernel frames (named so by their symbols, at pseudo PCs below the
+ * kernel's addresses) included. */
+static void test_function_split(void **state)
+{
+	(void)state;
+	const uint64_t A = (uint64_t)(uintptr_t)chain_leaf + 1, B = (uint64_t)(uintptr_t)chain_root + 1;
+	const uint64_t G = (uint64_t)(uintptr_t)chain_other + 1, own[] = { A, B, G };
+	const uint64_t K = 0xfffe000000000010ull; /* analysis/import.h's IMPORT_PC_BASE + 16 */
+	struct workload w = { .name = "fake", .chain = { (const void *)chain_root, NULL },
+			      .funcs = { (const void *)chain_leaf, (const void *)chain_other, NULL },
+			      .func_share = { 0.5, 0.5 }, .func_share_measured = true };
+	struct fake f;
+
+	for (int measured = 1; measured >= 0; measured--) {
+		w.func_share_measured = measured;
+		fake_init(&f, SB_CLOCK_CPU, 100);
+		fake_symbols(&f, own, 3);
+		f.r.symbols = realloc(f.r.symbols, (f.r.nsymbols + 1) * sizeof(*f.r.symbols));
+		assert_non_null(f.r.symbols);
+		struct sb_symbol *k = &f.r.symbols[f.r.nsymbols++]; /* the highest pc: stays sorted */
+		memset(k, 0, sizeof(*k));
+		k->pc = K;
+		snprintf(k->module, sizeof(k->module), "%s", SB_SYM_MODULE_KERNEL);
+		snprintf(k->function, sizeof(k->function), "copy_user_generic");
+		assert_int_equal(run_alloc_stats(&f.r), 0);
+		run_add_stat(&f.r, "func_work_0", 1000);
+		run_add_stat(&f.r, "func_work_1", 3000);
+		fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0);
+		for (int i = 0; i < 3; i++)
+			fake_stack(&f, (const uint64_t[]){ K, G, B }, 3, 0);
+		metrics_compute(&f.r, &w);
+		assert_float_equal(f.r.metrics.function_tvd, measured ? 0 : 0.25, 1e-9);
+		assert_float_equal(f.r.metrics.stack_correct_fraction, 1, 1e-9);
+		run_free(&f.r);
+	}
+
+	/* Measured, but the run has no func_work (an older file): no truth, no metric. */
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	w.func_share_measured = true;
+	fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0);
+	metrics_compute(&f.r, &w);
+	assert_true(isnan(f.r.metrics.function_tvd));
+	run_free(&f.r);
+}
+
 static void test_metric_table(void **state)
 {
 	(void)state;
@@ -442,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_cost_from_process),
 		cmocka_unit_test(test_cost_excess),
 		cmocka_unit_test(test_stack_chain),
+		cmocka_unit_test(test_function_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,3 +130,18 @@ int workload_run(const struct workload *w, struct wl_ctx *ctx)
 		w->teardown(ctx);
 	return rc;
 }
+
+int wl_func_work(const struct workload *w, const struct wl_truth *truth,
+		 uint64_t work[WL_MAX_FUNCS])
+{
+	uint64_t sum = 0;
+	int n = 0;
+
+	for (; w && n < WL_MAX_FUNCS && w->funcs[n]; n++) {
+		work[n] = 0;
+		for (int i = 0; i < SB_MAX_THREADS; i++)
+			work[n] += atomic_load_explicit(&truth[i].func_ops[n], memory_order_relaxed);
+		sum += work[n];
+	}
+	return sum > 0 ? n : 0;
+}

@@ -30,7 +30,9 @@ struct wl_truth {
 	_Atomic uint64_t short_io;        /* short reads or writes seen (syscall) */
 	_Atomic uint32_t os_threads;      /* OS threads that ran in this slot */
 	_Atomic int32_t tid;              /* last OS tid in this slot */
-	_Atomic uint64_t func_ops[WL_MAX_FUNCS]; /* work per function (hotspot) */
+	/* work per declared function, in units proportional to its CPU time (hotspot, alias,
+	 * burst): iterations of the same loop body */
+	_Atomic uint64_t func_ops[WL_MAX_FUNCS];
 	/* What the threads checked about themselves (workloads/integrity.h): */
 	_Atomic uint64_t integrity_errno;  /* checks that found errno not what the code left */
 	_Atomic uint64_t integrity_sigmask; /* threads whose signal mask changed under them */
@@ -49,6 +51,7 @@ struct wl_ctx {
 	double duration_s;    /* how long to run */
 	uint64_t seed;
 	uint32_t param;       /* workload-specific knob (deep: depth, churn: total), 0: default */
+	double sample_hz;     /* the run's sampling rate, for work in step with it (alias); 0: unknown */
 	uint64_t deadline_ns; /* sb_now_ns() at which threads stop */
 	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
 	struct wl_pauses *pauses; /* SB_MAX_THREADS slots, zeroed, or NULL: no progress clock */
@@ -78,6 +81,10 @@ struct workload {
 	const void *funcs[WL_MAX_FUNCS];
 	/* True CPU share of each funcs[] entry, by construction (same index; sums to 1). */
 	double func_share[WL_MAX_FUNCS];
+	/* The true split is what the threads measured (their func_ops, stored with the run as
+	 * the func_work stats), func_share only its design: the split depends on when the
+	 * threads ran (alias, burst). */
+	bool func_share_measured;
 	/* Functions a thread sleeps or blocks in (mixed), each issuing its syscall itself so
 	 * that it is the leaf while the thread is off-CPU; NULL-terminated. */
 	const void *offcpu[WL_MAX_FUNCS];
@@ -89,6 +96,14 @@ const struct workload *workload_at(size_t i);
 /* Runs w in the calling process: setup, threads, join, teardown (ctx->workload =
  * w->name). Returns 0 or -1. */
 int workload_run(const struct workload *w, struct wl_ctx *ctx);
+
+/* The work each of w's declared functions did in the run, summed over truth's
+ * SB_MAX_THREADS slots, into work[0..n). Returns n, the number of declared functions, or 0
+ * when w declares none or no work was counted. The harness stores them as the run's stats
+ * named WL_FUNC_WORK_STAT with the function's index. */
+int wl_func_work(const struct workload *w, const struct wl_truth *truth,
+		 uint64_t work[WL_MAX_FUNCS]);
+#define WL_FUNC_WORK_STAT "func_work_%d"
 
 /* Spawns n framework threads running fn(ctx, index) for index 0..n-1 and joins them,
  * recording truth per slot. Used by workload_run and by custom run() functions. */
