@@ -164,6 +164,8 @@ static struct {
 	struct sb_config cfg;
 	struct sb_sink *sink;
 	uint64_t interval_ns;
+	int jitter;                 /* SB_MACH_JITTER: each interval drawn from [0.5, 1.5) x */
+	uint64_t rng;               /* xorshift64 state of the jitter, from the run's seed */
 	uint32_t max_depth;
 	uint64_t start_ns;
 	uint64_t tick_ns;           /* when the current tick began (before its pass 1) */
@@ -868,6 +870,20 @@ static void sleep_until(uint64_t deadline)
 	}
 }
 
+/* The time to the next tick: the period, or with jitter a draw uniform in [0.5, 1.5) x the
+ * period (mean: the period), so that no sample instant keeps a fixed phase against work
+ * that repeats in step with the clock (workloads/alias.c). */
+static uint64_t next_interval(void)
+{
+	if (!M.jitter)
+		return M.interval_ns;
+	M.rng ^= M.rng << 13;
+	M.rng ^= M.rng >> 7;
+	M.rng ^= M.rng << 17;
+	double u = (double)(M.rng >> 11) / 9007199254740992.0; /* [0, 1) */
+	return (uint64_t)((double)M.interval_ns * (0.5 + u));
+}
+
 static void *sampler_main(void *arg)
 {
 	(void)arg;
@@ -878,7 +894,7 @@ static void *sampler_main(void *arg)
 			M.st.sched_fifo_priority = MACH_RT_PRIORITY;
 	}
 
-	uint64_t next = M.start_ns + M.interval_ns;
+	uint64_t next = M.start_ns + next_interval();
 	while (atomic_load_explicit(&M.running, memory_order_relaxed)) {
 		sleep_until(next);
 		if (!atomic_load_explicit(&M.running, memory_order_relaxed))
@@ -887,10 +903,10 @@ static void *sampler_main(void *arg)
 		M.st.ticks_done++;
 		/* Behind (a tick took longer than the interval, or we were not scheduled):
 		 * skip the ticks already missed instead of firing them back to back. */
-		next += M.interval_ns;
+		next += next_interval();
 		uint64_t now = sb_now_ns();
 		if (next < now)
-			next = now + M.interval_ns;
+			next = now + next_interval();
 	}
 	M.st.sampler_cpu_ns = sb_thread_cpu_ns();
 	return NULL;
@@ -950,6 +966,11 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	 * park or a stall, for A/B measurements); default MACH_BATCH_OPEN_NS. */
 	const char *open_us = getenv("SB_MACH_BATCH_OPEN_US");
 	M.batch_open_ns = open_us && *open_us ? strtoull(open_us, NULL, 10) * 1000 : MACH_BATCH_OPEN_NS;
+	/* SB_MACH_JITTER=1 draws every interval from [0.5, 1.5) x the period instead of keeping
+	 * it fixed (A/B measurements against work in step with the clock); default off. */
+	const char *jitter = getenv("SB_MACH_JITTER");
+	M.jitter = jitter && !strcmp(jitter, "1");
+	M.rng = (cfg->seed + 1) * 0x9E3779B97F4A7C15ull | 1;
 	/* SB_MACH_SPIN_NS=N overrides the spin budget (0: never spin; for A/B measurements). */
 	const char *spin = getenv("SB_MACH_SPIN_NS");
 	if (spin && *spin)
@@ -1051,6 +1072,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "deferred_void", (double)M.st.deferred_void },
 		{ "deferred_lost", (double)M.st.deferred_lost },
 		{ "targets", (double)M.st.targets },
+		{ "period_jitter", (double)M.jitter },
 	};
 	int n = (int)ARRAY_SIZE(all);
 
