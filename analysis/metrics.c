@@ -322,6 +322,31 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		m->offcpu_sample_fraction = (double)off / (double)total;
 }
 
+/* Kernel time: kernel_sample_fraction, the share of the samples counted (a wall
+ * sampler's: those on workload threads) whose leaf frame is the kernel's (a stack's kernel
+ * frames come first), NaN when no sample has one: the mechanism gives no kernel frames,
+ * or the host does not let it; kernel_true_fraction, the threads' system time over their
+ * user and system time, as the kernel split it (truth_* stats, from getrusage). */
+static void kernel_metrics(struct sb_run *r, int wall)
+{
+	size_t n = 0, kern = 0;
+
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sb_sample *s = &r->samples[i];
+		if (wall && (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS))
+			continue;
+		n++;
+		if (s->depth > 0 && s->frame_offset + s->depth <= r->nframes &&
+		    frame_in_kernel(r, r->frames[s->frame_offset]))
+			kern++;
+	}
+	if (kern > 0)
+		r->metrics.kernel_sample_fraction = (double)kern / (double)n;
+	double user = run_stat(r, "truth_user_ns"), sys = run_stat(r, "truth_sys_ns");
+	if (user + sys > 0)
+		r->metrics.kernel_true_fraction = sys / (user + sys);
+}
+
 /* What the sampler costs the process (docs/metrics.md): the run child's CPU from wait4
  * (its reaped tracer or probe included) less the workload threads' truth and the harness's
  * own clocked parts, against the sampler's claim; its private memory from the harness's
@@ -464,6 +489,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 	metrics_pauses(r);
 
 	workload_metrics(r, w, true_alive, true_offcpu);
+	kernel_metrics(r, wall);
 
 	double sampler_cpu = run_stat(r, "sampler_cpu_ns");
 	if (!isnan(sampler_cpu) && r->wall_s > 0)

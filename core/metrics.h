@@ -34,6 +34,8 @@
 	X(function_misfit, "ratio", "function_tvd when a G-test rejects the declared shares (p < 0.001), else 0") \
 	X(offcpu_sample_fraction, "ratio", "samples whose leaf is a sleep/block function") \
 	X(offcpu_true_fraction, "ratio", "true off-CPU time / alive time (mixed)")         \
+	X(kernel_sample_fraction, "ratio", "samples whose leaf frame is the kernel's; NaN when no sample has one") \
+	X(kernel_true_fraction, "ratio", "workload threads' system time / their user + system time (getrusage)") \
 	X(eintr_per_1k_samples, "ratio", "EINTRs the workload saw per 1000 samples")      \
 	X(short_io_per_1k_samples, "ratio", "short reads/writes per 1000 samples")        \
 	X(overhead, "ratio", "ops/s under the sampler / ops/s under `none`")              \

@@ -27,10 +27,10 @@ static const char usage_text[] =
 	"any profiler can launch it ('perf record -g -- sampbench target skewed ...') or\n"
 	"attach to its pid. At exit it writes the workload's truth: one line per thread slot\n"
 	"with its tid, true CPU and alive time in ns, work units and checksum errors, and the\n"
-	"CLOCK_MONOTONIC start and end of the work, and the work per declared function\n"
-	"('func_work K N'). --hz is the profiler's rate, for workloads whose work keeps step\n"
-	"with it (alias). Exit 1 when the workload fails or a\n"
-	"checksum is wrong.\n"
+	"CLOCK_MONOTONIC start and end of the work, the work per declared function\n"
+	"('func_work K N') and the threads' user and system time ('user_sys_ns U S').\n"
+	"--hz is the profiler's rate, for workloads whose work keeps step with it (alias).\n"
+	"Exit 1 when the workload fails or a checksum is wrong.\n"
 	"\n";
 
 static struct env {
@@ -118,10 +118,16 @@ static int write_truth(const char *path, const char *workload, const struct wl_c
 			atomic_load(&t->checksum_errors), atomic_load(&t->eintr),
 			atomic_load(&t->short_io), name);
 	}
-	uint64_t work[WL_MAX_FUNCS];
+	uint64_t work[WL_MAX_FUNCS], user = 0, sys = 0;
 	int nwork = wl_func_work(workload_find(workload), ctx->truth, work);
 	for (int k = 0; k < nwork; k++)
 		fprintf(f, "func_work %d %" PRIu64 "\n", k, work[k]);
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		user += atomic_load(&ctx->truth[i].user_ns);
+		sys += atomic_load(&ctx->truth[i].sys_ns);
+	}
+	if (user + sys > 0)
+		fprintf(f, "user_sys_ns %" PRIu64 " %" PRIu64 "\n", user, sys);
 	if (fflush(f) != 0 || ferror(f) || atomic_file_commit(&af) != 0) {
 		atomic_file_abort(&af);
 		return -1;

@@ -334,18 +334,28 @@ static void collect_integrity(const struct run_shared *sh, struct sb_run *r)
 	run_add_stat(r, "timer_expected", (double)sh->integ.timer_expected);
 }
 
-/* The work per declared function (wl_func_work) as the run's func_work_K stats: the truth
- * of function_tvd where the workload measures its split (analysis/metrics.c). */
-static void collect_func_work(const struct workload *w, const struct wl_truth *truth,
-			      struct sb_run *r)
+/* Truth kept as the run's stats: the work per declared function (wl_func_work) as
+ * func_work_K, the truth of function_tvd where the workload measures its split, and the
+ * threads' user and system time (truth_user_ns, truth_sys_ns), the truth of
+ * kernel_true_fraction (analysis/metrics.c). */
+static void collect_truth_stats(const struct workload *w, const struct wl_truth *truth,
+				struct sb_run *r)
 {
-	uint64_t work[WL_MAX_FUNCS];
+	uint64_t work[WL_MAX_FUNCS], user = 0, sys = 0;
 	int n = wl_func_work(w, truth, work);
 
 	for (int k = 0; k < n; k++) {
 		char name[32];
 		snprintf(name, sizeof(name), WL_FUNC_WORK_STAT, k);
 		run_add_stat(r, name, (double)work[k]);
+	}
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		user += atomic_load(&truth[i].user_ns);
+		sys += atomic_load(&truth[i].sys_ns);
+	}
+	if (user + sys > 0) {
+		run_add_stat(r, "truth_user_ns", (double)user);
+		run_add_stat(r, "truth_sys_ns", (double)sys);
 	}
 }
 
@@ -381,7 +391,7 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 	}
 	for (int i = 0; i < sh->nstats; i++)
 		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);
-	collect_func_work(spec->workload, sh->truth, r);
+	collect_truth_stats(spec->workload, sh->truth, r);
 	run_add_stat(r, "sink_dropped", (double)atomic_load(&sink->dropped));
 	collect_integrity(sh, r);
 	if (spec->stack_kb > 0)

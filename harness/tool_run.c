@@ -208,6 +208,11 @@ static int read_truth(const char *path, struct sb_run *r, char *why, size_t len)
 		unsigned long long v[8];
 		if (sscanf(line, "start_ns %llu end_ns %llu", &start, &end) == 2)
 			continue;
+		if (sscanf(line, "user_sys_ns %llu %llu", &v[0], &v[1]) == 2) {
+			run_add_stat(r, "truth_user_ns", (double)v[0]);
+			run_add_stat(r, "truth_sys_ns", (double)v[1]);
+			continue;
+		}
 		int k;
 		if (sscanf(line, "func_work %d %llu", &k, &v[0]) == 2) {
 			if (k >= 0 && k < WL_MAX_FUNCS) {

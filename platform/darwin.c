@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mach-o/dyld.h>
+#include <mach/mach.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,25 @@ int plat_self_exe(char *buf, size_t len)
 		return -1;
 	memcpy(buf, real, n + 1);
 	return (int)n;
+}
+
+int plat_thread_times_ns(uint64_t *user_ns, uint64_t *sys_ns)
+{
+	thread_basic_info_data_t info;
+	mach_msg_type_number_t n = THREAD_BASIC_INFO_COUNT;
+	mach_port_t self = mach_thread_self();
+	kern_return_t kr = thread_info(self, THREAD_BASIC_INFO, (thread_info_t)&info, &n);
+
+	mach_port_deallocate(mach_task_self(), self);
+	if (kr != KERN_SUCCESS) {
+		errno = EINVAL;
+		return -1;
+	}
+	*user_ns = (uint64_t)info.user_time.seconds * 1000000000ull +
+		   (uint64_t)info.user_time.microseconds * 1000ull;
+	*sys_ns = (uint64_t)info.system_time.seconds * 1000000000ull +
+		  (uint64_t)info.system_time.microseconds * 1000ull;
+	return 0;
 }
 
 int plat_pipe_cloexec(int fds[2])

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -87,6 +88,17 @@ int plat_pipe_cloexec(int fds[2])
 int plat_anon_fd(const char *name)
 {
 	return memfd_create(name, MFD_CLOEXEC);
+}
+
+int plat_thread_times_ns(uint64_t *user_ns, uint64_t *sys_ns)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return -1;
+	*user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+	*sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+	return 0;
 }
 
 int plat_die_with_parent(void)

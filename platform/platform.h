@@ -54,6 +54,11 @@ int plat_self_exe(char *buf, size_t len);
  * Darwin: a file created and unlinked in $TMPDIR. Returns the fd, or -1 with errno. */
 int plat_anon_fd(const char *name);
 
+/* The calling thread's user and system CPU time in ns, as the kernel splits it (Linux:
+ * getrusage(RUSAGE_THREAD), whose split is sampled at the tick and scaled to the precise
+ * total; Darwin: thread_info THREAD_BASIC_INFO). Returns 0, or -1 with errno. */
+int plat_thread_times_ns(uint64_t *user_ns, uint64_t *sys_ns);
+
 /* Arranges for the calling process (a forked child) to be killed when its parent dies.
  * Linux: PR_SET_PDEATHSIG. Returns 0, or -1 with errno (ENOSYS on Darwin, which has no
  * such call: there the harness's watchdog and process group are the only safety net). */
@@ -109,7 +114,7 @@ static inline uintptr_t plat_strip_code_ptr(uintptr_t p)
 #endif
 
 /* Inlined per-platform parts: blocking calls that keep the caller the leaf frame
- * (plat_leaf_sleep_until, plat_leaf_read), plat_wait_word, plat_barrier_t. */
+ * (plat_leaf_sleep_until, plat_leaf_read, plat_leaf_pread), plat_wait_word, plat_barrier_t. */
 #if defined(__APPLE__)
 #include "platform/darwin/inline.h"
 #else

@@ -331,6 +331,49 @@ static void test_function_split(void **state)
 	run_free(&f.r);
 }
 
+/* kernel_sample_fraction: samples whose leaf frame is the kernel's, a kernel address or an
+ * imported frame named as the kernel's; NaN when none is. kernel_true_fraction from the
+ * threads' user and system time. */
+static void test_kernel_fraction(void **state)
+{
+	(void)state;
+	const uint64_t A = (uint64_t)(uintptr_t)chain_leaf + 1, B = (uint64_t)(uintptr_t)chain_root + 1;
+	const uint64_t G = (uint64_t)(uintptr_t)chain_other + 1, own[] = { A, B, G };
+	const uint64_t K = 0xfffe000000000010ull, N = 0xffffffff81000000ull;
+	struct workload w = { .name = "fake", .chain = { (const void *)chain_root, NULL } };
+	struct fake f;
+
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	f.r.symbols = realloc(f.r.symbols, (f.r.nsymbols + 1) * sizeof(*f.r.symbols));
+	assert_non_null(f.r.symbols);
+	struct sb_symbol *k = &f.r.symbols[f.r.nsymbols++]; /* the highest pc: stays sorted */
+	memset(k, 0, sizeof(*k));
+	k->pc = K;
+	snprintf(k->module, sizeof(k->module), "%s", SB_SYM_MODULE_KERNEL);
+	snprintf(k->function, sizeof(k->function), "copy_user_generic");
+	assert_int_equal(run_alloc_stats(&f.r), 0);
+	run_add_stat(&f.r, "truth_user_ns", 3e9);
+	run_add_stat(&f.r, "truth_sys_ns", 1e9);
+	fake_stack(&f, (const uint64_t[]){ K, G, B }, 3, 0);
+	fake_stack(&f, (const uint64_t[]){ N, A, B }, 3, 0);
+	for (int i = 0; i < 6; i++)
+		fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0);
+	fake_stack(&f, (const uint64_t[]){ A, N }, 2, 0); /* a kernel frame, not the leaf */
+	metrics_compute(&f.r, &w);
+	assert_float_equal(f.r.metrics.kernel_sample_fraction, 2.0 / 9, 1e-9);
+	assert_float_equal(f.r.metrics.kernel_true_fraction, 0.25, 1e-9);
+	run_free(&f.r);
+
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0);
+	metrics_compute(&f.r, &w);
+	assert_true(isnan(f.r.metrics.kernel_sample_fraction));
+	assert_true(isnan(f.r.metrics.kernel_true_fraction));
+	run_free(&f.r);
+}
+
 static void test_metric_table(void **state)
 {
 	(void)state;
@@ -491,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_cost_excess),
 		cmocka_unit_test(test_stack_chain),
 		cmocka_unit_test(test_function_split),
+		cmocka_unit_test(test_kernel_fraction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,11 +39,17 @@ static void *wl_trampoline(void *p)
 	wl_name_self(a->ctx, a->index);
 	sb_thread_begin(a->index);
 	atomic_store(&t->tid, sb_gettid());
+	uint64_t u0 = 0, s0 = 0, u1 = 0, s1 = 0;
+	int times = plat_thread_times_ns(&u0, &s0) == 0;
 	uint64_t w0 = sb_now_ns(), c0 = sb_thread_cpu_ns();
 	wl_progress_begin(a->ctx, a->index);
 	wl_slot_enter(a->index, a->fn, a->ctx, a->index);
 	wl_progress_end();
 	uint64_t c1 = sb_thread_cpu_ns(), w1 = sb_now_ns();
+	if (times && plat_thread_times_ns(&u1, &s1) == 0) {
+		atomic_fetch_add(&t->user_ns, u1 > u0 ? u1 - u0 : 0);
+		atomic_fetch_add(&t->sys_ns, s1 > s0 ? s1 - s0 : 0);
+	}
 	atomic_fetch_add(&t->cpu_ns, c1 - c0);
 	atomic_fetch_add(&t->alive_ns, w1 - w0);
 	atomic_fetch_add(&t->os_threads, 1);

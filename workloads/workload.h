@@ -22,6 +22,9 @@
  * Lives in shared memory; written by workload threads with atomics or once at their end. */
 struct wl_truth {
 	_Atomic uint64_t cpu_ns;          /* CLOCK_THREAD_CPUTIME_ID, read by the thread itself */
+	/* the same time as the kernel splits it between user and system mode (getrusage
+	 * RUSAGE_THREAD around the same span: sampled at the tick), read by the thread */
+	_Atomic uint64_t user_ns, sys_ns;
 	_Atomic uint64_t alive_ns;        /* wall time from its start to its end */
 	_Atomic uint64_t offcpu_ns;       /* time it meant to sleep or block (mixed) */
 	_Atomic uint64_t ops;             /* work units done */
