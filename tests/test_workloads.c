@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -328,6 +329,120 @@ static void test_hotspot(void **state)
 	run_free(&r);
 }
 
+/* Share of the run's measured work (func_work stats) that declared function k did. */
+static double work_share(const struct sb_run *r, int k, int n)
+{
+	double w[WL_MAX_FUNCS], sum = 0;
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), WL_FUNC_WORK_STAT, i);
+		sum += w[i] = run_stat(r, name);
+	}
+	assert_true(sum > 0);
+	return w[k] / sum;
+}
+
+/* alias: a quarter of every sampling period in alias_a, by the wall clock; the truth is
+ * measured. mach's fixed period keeps one phase against it: at least one of two runs is
+ * far from the split (each run's phase is where its sampler started; near a phase edge a
+ * run can land close by chance). With SB_MACH_JITTER=1 mach's instants are random and its
+ * split is the true one within sampling noise (about 300 samples: 0.025 a share). */
+static void test_alias(void **state)
+{
+	(void)state;
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+
+	run_ok("none", "alias", 1, 100, 0.3, 0, &r);
+	double a = work_share(&r, 0, 2);
+	print_message("alias truth: %.3f in alias_a\n", a);
+	assert_true(a > 0.15 && a < 0.35);
+	assert_true(isnan(r.metrics.function_tvd));
+	run_free(&r);
+	if (!usable("mach"))
+		return;
+
+	double fixed[2];
+	for (int i = 0; i < 2; i++) {
+		run_ok("mach", "alias", 2, 250, 0.5, 0, &r);
+		fixed[i] = r.metrics.function_tvd;
+		run_free(&r);
+	}
+	setenv("SB_MACH_JITTER", "1", 1);
+	run_ok("mach", "alias", 2, 250, 0.5, 0, &r);
+	unsetenv("SB_MACH_JITTER");
+	print_message("mach alias function_tvd: fixed %.3f %.3f, jittered %.3f (%.0f samples)\n",
+		      fixed[0], fixed[1], r.metrics.function_tvd, r.metrics.nsamples);
+	assert_true(run_stat(&r, "period_jitter") == 1);
+	assert_true(r.metrics.nsamples >= 150);
+	assert_true(r.metrics.function_tvd < 0.1);
+	assert_true(fixed[0] > 0.12 || fixed[1] > 0.12);
+	run_free(&r);
+}
+
+/* burst: the same CPU in 5 ms and in 50 us bursts, asleep half the time. */
+static void test_burst(void **state)
+{
+	(void)state;
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+
+	run_ok("none", "burst", 1, 100, 0.3, 0, &r);
+	double a = work_share(&r, 0, 2);
+	double off = (double)r.thread_rows[0].offcpu_ns / (double)r.thread_rows[0].alive_ns;
+	print_message("burst truth: %.3f in burst_long, %.2f of the time asleep\n", a, off);
+	assert_true(a > 0.3 && a < 0.7);
+	assert_true(off > 0.3);
+	assert_true(r.metrics.offcpu_true_fraction > 0.3);
+	run_free(&r);
+}
+
+/* kernel: the threads' own clocks split their CPU between kernel_user and kernel_sys (the
+ * pread); the kernel's user/system split of the process agrees within its tick sampling
+ * (250 Hz x 0.5 s: about 0.05). */
+static void test_kernel(void **state)
+{
+	(void)state;
+	const struct workload *w = workload_find("kernel");
+	struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
+	struct wl_ctx ctx = { .threads = 1, .duration_s = 0.5, .seed = 3, .truth = truth };
+	struct rusage r0, r1;
+	uint64_t work[WL_MAX_FUNCS];
+
+	assert_non_null(truth);
+	assert_int_equal(getrusage(RUSAGE_SELF, &r0), 0);
+	assert_int_equal(workload_run(w, &ctx), 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &r1), 0);
+	assert_int_equal(wl_func_work(w, truth, work), 2);
+	double sys = (double)work[1] / (double)(work[0] + work[1]);
+	double us = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1e6 +
+		    (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
+	double ss = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 +
+		    (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
+	print_message("kernel: %.3f of the CPU in kernel_sys by the thread's clock, %.3f "
+		      "system time by rusage\n", sys, ss / (us + ss));
+	assert_true(sys > 0.2 && sys < 0.8);
+	assert_true(fabs(sys - ss / (us + ss)) < 0.15);
+	assert_true(atomic_load(&truth[0].checksum_errors) == 0);
+	assert_true(atomic_load(&truth[0].short_io) == 0);
+	free(truth);
+
+	/* perf, where the host lets it walk the kernel: its share of samples in the kernel is
+	 * the threads' system share (about 200 samples: 0.035 a share, the truth's tick
+	 * sampling about as much). */
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+	if (!usable("perf"))
+		return;
+	run_ok("perf", "kernel", 2, 100, 1.0, 0, &r);
+	print_message("perf kernel: kernel_sample_fraction %.3f, kernel_true_fraction %.3f, "
+		      "function_tvd %.3f (%.0f samples)\n", r.metrics.kernel_sample_fraction,
+		      r.metrics.kernel_true_fraction, r.metrics.function_tvd, r.metrics.nsamples);
+	assert_true(r.metrics.kernel_true_fraction > 0.2);
+	if (!isnan(r.metrics.kernel_sample_fraction))
+		assert_true(fabs(r.metrics.kernel_sample_fraction - r.metrics.kernel_true_fraction) <
+			    0.2);
+	assert_true(r.metrics.function_tvd < 0.2);
+	run_free(&r);
+}
+
 /* --- syscall: the counting itself, with signals we send ourselves --- */
 
 struct kicker {
@@ -537,6 +652,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_churn, free_live_run),       cmocka_unit_test_teardown(test_deep, free_live_run),
 		cmocka_unit_test_teardown(test_hotspot, free_live_run),     cmocka_unit_test_teardown(test_syscall, free_live_run),
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
+		cmocka_unit_test_teardown(test_alias, free_live_run),       cmocka_unit_test_teardown(test_burst, free_live_run),
+		cmocka_unit_test_teardown(test_kernel, free_live_run),
 		cmocka_unit_test(test_helper_cpu_counted),
 		cmocka_unit_test_teardown(test_every_sampler, free_live_run),
 		cmocka_unit_test_teardown(test_thread_names, free_live_run),

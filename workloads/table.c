@@ -12,6 +12,9 @@ extern const struct workload workload_deep;
 extern const struct workload workload_hotspot;
 extern const struct workload workload_syscall;
 extern const struct workload workload_malloclock;
+extern const struct workload workload_alias;
+extern const struct workload workload_burst;
+extern const struct workload workload_kernel;
 
 static const struct workload *const workloads[] = {
 	&workload_balanced,
@@ -22,6 +25,9 @@ static const struct workload *const workloads[] = {
 	&workload_hotspot,
 	&workload_syscall,
 	&workload_malloclock,
+	&workload_alias,
+	&workload_burst,
+	&workload_kernel,
 	NULL,
 };
 

@@ -39,6 +39,13 @@ PLAT_INLINE long plat_leaf_read(int fd, void *buf, size_t len)
 	return n >= 0 ? (long)n : -errno;
 }
 
+/* pread(2). Returns bytes read or -errno. */
+PLAT_INLINE long plat_leaf_pread(int fd, void *buf, size_t len, long off)
+{
+	ssize_t n = pread(fd, buf, len, (off_t)off);
+	return n >= 0 ? (long)n : -errno;
+}
+
 /* platform/darwin.c */
 long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns);
 

@@ -51,6 +51,12 @@ PLAT_INLINE long plat_leaf_read(int fd, void *buf, size_t len)
 	return plat_syscall4(SYS_read, fd, (long)buf, (long)len, 0);
 }
 
+/* pread(2). Returns bytes read or -errno. */
+PLAT_INLINE long plat_leaf_pread(int fd, void *buf, size_t len, long off)
+{
+	return plat_syscall4(SYS_pread64, fd, (long)buf, (long)len, off);
+}
+
 /* Waits up to timeout_ns while *word == val (a private futex). Returns 0 when woken or
  * -errno (-ETIMEDOUT, -EINTR, -EAGAIN when *word != val). */
 PLAT_INLINE long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns)
