@@ -19,7 +19,7 @@
 #include "platform/platform.h"
 #include "workloads/workload.h"
 
-#define BURST_ITERS 500              /* iterations per chunk: about a microsecond */
+#define BURST_ITERS 2000             /* iterations per chunk: a few µs, as hotspot's calls */
 #define BURST_LONG_NS 5000000ull     /* a long burst */
 #define BURST_SHORT_NS 50000ull      /* a short burst */
 #define BURST_SHORTS (BURST_LONG_NS / BURST_SHORT_NS) /* short bursts per long one */
