@@ -89,3 +89,59 @@ const struct sb_symbol *symbol_find(const struct sb_symbol *syms, size_t n, uint
 	}
 	return NULL;
 }
+
+int symbolize_inline_table(struct sb_symbolizer *s, const struct sb_symbol *syms,
+			   size_t nsyms, struct sb_inline_frame **out, size_t *n)
+{
+	struct sb_inline_frame chain[SB_INLINE_MAX_DEPTH], *t = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < nsyms; i++) {
+		if (symbol_is_kernel(&syms[i]))
+			continue;
+		int k = symbolize_inlines(s, syms[i].pc, chain, SB_INLINE_MAX_DEPTH);
+		if (k <= 0)
+			continue;
+		if (*n + (size_t)k > cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			while (ncap < *n + (size_t)k)
+				ncap *= 2;
+			struct sb_inline_frame *p = realloc(t, ncap * sizeof(*p));
+			if (!p) {
+				free(t);
+				*n = 0;
+				return -1;
+			}
+			t = p;
+			cap = ncap;
+		}
+		memcpy(t + *n, chain, (size_t)k * sizeof(*chain));
+		*n += (size_t)k;
+	}
+	*out = t; /* syms is sorted by pc and each chain by depth: so is t */
+	return 0;
+}
+
+const struct sb_inline_frame *inline_find(const struct sb_inline_frame *t, size_t n,
+					  uint64_t pc, size_t *count)
+{
+	size_t lo = 0, hi = n;
+
+	*count = 0;
+	while (lo < hi) { /* the first row with t[].pc >= pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || t[lo].pc != pc)
+		return NULL;
+	size_t end = lo;
+	while (end < n && t[end].pc == pc)
+		end++;
+	*count = end - lo;
+	return &t[lo];
+}

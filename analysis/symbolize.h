@@ -46,4 +46,24 @@ int symbolize_frames(struct sb_symbolizer *s, const uint64_t *frames, size_t n,
 /* Finds pc in a table from symbolize_frames (binary search). NULL when absent. */
 const struct sb_symbol *symbol_find(const struct sb_symbol *syms, size_t n, uint64_t pc);
 
+/* The inline chain of user-space pc (core/symbol.h): up to max frames into out, innermost
+ * first (depth 0), each naming the inlined function and the file:line of the call it was
+ * inlined at. Looked up at pc itself, as symbolize() looks up the function. Returns the
+ * frames written: 0 when pc is not in inlined code, has no DWARF, or on a platform
+ * without inline chains (Darwin). */
+int symbolize_inlines(struct sb_symbolizer *s, uint64_t pc, struct sb_inline_frame *out,
+		      int max);
+
+/* The inline chains of every PC of syms[0..nsyms) (a table from symbolize_frames): *out
+ * (malloc'd, sorted by pc then depth; NULL when no PC has a chain) and *n. Returns 0 or
+ * -1 (out of memory: *out NULL, *n 0). */
+int symbolize_inline_table(struct sb_symbolizer *s, const struct sb_symbol *syms,
+			   size_t nsyms, struct sb_inline_frame **out, size_t *n);
+
+/* The chain of pc in a table from symbolize_inline_table (binary search): its depth-0 row,
+ * *count its frames (depth 0 .. *count - 1, contiguous). NULL and *count 0 when pc has
+ * none. */
+const struct sb_inline_frame *inline_find(const struct sb_inline_frame *t, size_t n,
+					  uint64_t pc, size_t *count);
+
 #endif
