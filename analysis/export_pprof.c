@@ -25,8 +25,8 @@ enum {
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
 };
 
-/* The fixed head of the string table; function names follow from STR_FIRST_NAME (the
- * frames', then the inlined functions' of no frame), then the thread names. */
+/* The fixed head of the string table; function names follow from STR_FIRST_NAME, then
+ * the thread names. */
 enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_THREAD_ID,
        STR_TIMESTAMP, STR_COMMENT, STR_THREAD_NAME, STR_FIRST_NAME };
 
@@ -87,58 +87,6 @@ static long thread_name_index(struct thread_names *t, const char *name)
 	return (long)t->n++;
 }
 
-/* The names of the inlined functions of a run's chains that are not among the exported
- * frames' names: Function fr.nnames + k + 1, string STR_FIRST_NAME + fr.nnames + k. */
-struct inline_names {
-	char (*name)[SB_SYM_FUNC_LEN];
-	size_t n, cap;
-};
-
-static int cmp_name(const void *key, const void *elem)
-{
-	return strcmp(key, *(char *const *)elem);
-}
-
-/* The Function id of inlined function name: the exported frame of that name when there is
- * one, else its entry in in (added when new, unless lookup_only). 0 when out of memory or
- * (lookup_only) absent. */
-static uint64_t inline_function_id(const struct export_frames *fr, struct inline_names *in,
-				   const char *name, int lookup_only)
-{
-	char *const *hit = bsearch(name, fr->names, fr->nnames, sizeof(*fr->names), cmp_name);
-	if (hit)
-		return (uint64_t)(hit - fr->names) + 1;
-	for (size_t k = 0; k < in->n; k++)
-		if (strcmp(in->name[k], name) == 0)
-			return fr->nnames + k + 1;
-	if (lookup_only)
-		return 0;
-	if (in->n == in->cap) {
-		size_t cap = in->cap ? 2 * in->cap : 16;
-		char (*p)[SB_SYM_FUNC_LEN] = realloc(in->name, cap * sizeof(*p));
-		if (!p)
-			return 0;
-		in->name = p;
-		in->cap = cap;
-	}
-	snprintf(in->name[in->n], SB_SYM_FUNC_LEN, "%s", name);
-	return fr->nnames + ++in->n;
-}
-
-/* Collects into in the inlined functions of the chains of fr's PCs. Returns 0 or -1. */
-static int collect_inline_names(const struct sb_run *r, const struct export_frames *fr,
-				struct inline_names *in)
-{
-	for (size_t i = 0; i < fr->npcs; i++) {
-		size_t k;
-		const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, fr->pcs[i], &k);
-		for (size_t d = 0; d < k; d++)
-			if (!inline_function_id(fr, in, c[d].function, 0))
-				return -1;
-	}
-	return 0;
-}
-
 /* One Line: function id, and its line when known. */
 static void write_line(struct pb_buf *m, struct pb_buf *line, uint64_t func, int32_t lineno)
 {
@@ -153,8 +101,8 @@ static void write_line(struct pb_buf *m, struct pb_buf *line, uint64_t func, int
  * innermost first, then the function that contains them (as Go's runtime writes inlined
  * calls); a Line's line is the call site the frame inside it was inlined at. */
 static void write_location(struct pb_buf *p, const struct sb_run *r,
-			   const struct export_frames *fr, struct inline_names *in, size_t i,
-			   struct pb_buf *m, struct pb_buf *line)
+			   const struct export_frames *fr, size_t i, struct pb_buf *m,
+			   struct pb_buf *line)
 {
 	size_t k;
 	const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, fr->pcs[i], &k);
@@ -164,8 +112,7 @@ static void write_location(struct pb_buf *p, const struct sb_run *r,
 	if (fr->pcs[i] != EXPORT_UNKNOWN_PC)
 		pb_uint(m, LOCATION_ADDRESS, fr->pcs[i]);
 	for (size_t d = 0; d < k; d++)
-		write_line(m, line, inline_function_id(fr, in, c[d].function, 1),
-			   d ? c[d - 1].call_line : 0);
+		write_line(m, line, fr->inl_func[fr->inl_at[i] + d] + 1, d ? c[d - 1].call_line : 0);
 	write_line(m, line, fr->func[i] + 1, k ? c[k - 1].call_line : 0);
 	pb_message(p, PROFILE_LOCATION, m);
 }
@@ -248,7 +195,6 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 	struct pb_buf p = { 0 }, m = { 0 }, line = { 0 };
 	struct export_frames fr;
 	struct thread_names names = { 0 };
-	struct inline_names inl = { 0 };
 	char comment[EXPORT_TITLE_LEN];
 	int64_t ret = -1;
 	double period_ns = r->hz > 0 ? 1e9 / r->hz : 1e7;
@@ -257,14 +203,13 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 		goto cleanup;
 	value_type(&p, PROFILE_SAMPLE_TYPE, STR_SAMPLES, STR_COUNT);
 	value_type(&p, PROFILE_SAMPLE_TYPE, STR_CPU, STR_NANOSECONDS);
-	if (collect_inline_names(r, &fr, &inl) < 0 ||
-	    write_samples(&p, r, &fr, &names, STR_FIRST_NAME + fr.nnames + inl.n) < 0) {
+	if (write_samples(&p, r, &fr, &names, STR_FIRST_NAME + fr.nnames) < 0) {
 		errno = ENOMEM;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < fr.npcs; i++)
-		write_location(&p, r, &fr, &inl, i, &m, &line);
-	for (size_t f = 0; f < fr.nnames + inl.n; f++) {
+		write_location(&p, r, &fr, i, &m, &line);
+	for (size_t f = 0; f < fr.nnames; f++) {
 		pb_reset(&m);
 		pb_uint(&m, FUNCTION_ID, f + 1);
 		pb_uint(&m, FUNCTION_NAME, STR_FIRST_NAME + f);
@@ -278,8 +223,6 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 		pb_string(&p, PROFILE_STRING_TABLE, fixed[i]);
 	for (size_t f = 0; f < fr.nnames; f++)
 		pb_string(&p, PROFILE_STRING_TABLE, fr.names[f]);
-	for (size_t k = 0; k < inl.n; k++)
-		pb_string(&p, PROFILE_STRING_TABLE, inl.name[k]);
 	for (size_t k = 0; k < names.n; k++)
 		pb_string(&p, PROFILE_STRING_TABLE, names.name[k]);
 	if (r->duration_s > 0)
@@ -297,7 +240,6 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 cleanup:
 	export_frames_free(&fr);
 	free(names.name);
-	free(inl.name);
 	pb_free(&p);
 	pb_free(&m);
 	pb_free(&line);

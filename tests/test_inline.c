@@ -2,7 +2,8 @@
  * function it was inlined into (the symbolizer, from this binary's DWARF), the chain
  * survives the HDF5 `symbol_inlines` round trip (and a file without it reads with none),
  * `go tool pprof` reads a pprof export's Location as the inlined function above its caller,
- * and `sampbench top` names the inlined function with its caller.
+ * the folded, speedscope and Firefox exports give inlined frames frames of their own, and
+ * `sampbench top` names the inlined function with its caller.
  *
  * The PC is taken inside the inlined body by the body itself (an instruction that reads
  * its own address), and the call's line by __LINE__, so the truth does not come from the
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "analysis/export.h"
+#include "analysis/import.h"
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "results/h5io.h"
@@ -323,6 +325,70 @@ static void test_pprof_go(void **state)
 	free(r.inlines);
 }
 
+/* What write (an export) writes for r, in a malloc'd buffer of *len bytes. */
+static char *exported(int64_t (*write)(FILE *, const struct sb_run *), const struct sb_run *r,
+		      size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	assert_non_null(f);
+	assert_int_equal(write(f, r), (int64_t)r->nsamples);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static int64_t folded_one(FILE *out, const struct sb_run *r)
+{
+	return export_folded(out, r, 1, 0);
+}
+
+/* The frame exports: folded stacks name the inlined frames as frames of their own, below
+ * the function holding them, innermost nearest the leaf; speedscope, Firefox and pprof
+ * files read back (sampbench's importers, which keep a pprof Location's Lines as frames)
+ * to the same stacks. Mutations: folded without the inlined frames (fails), speedscope
+ * and Firefox writing only each PC's function (fail: their stacks lack hot_inner). */
+static void test_export_frames(void **state)
+{
+	(void)state;
+	struct sb_sample samples[4];
+	uint64_t frames[8];
+	struct sb_run r = inline_run(samples, frames);
+	static const struct {
+		const char *format;
+		int64_t (*write)(FILE *, const struct sb_run *);
+	} trips[] = { { "pprof", export_pprof }, { "speedscope", export_speedscope },
+		      { "firefox", export_firefox } };
+	const char *want = "setup;hot_outer 1\nsetup;hot_outer;hot_inner 2\n"
+			   "setup;hot_outer;hot_inner;hot_leaf 1\n";
+	char err[256];
+	size_t len;
+
+#if !defined(__linux__) || !(defined(__x86_64__) || defined(__aarch64__))
+	skip();
+#endif
+	char *folded = exported(folded_one, &r, &len);
+	assert_string_equal(folded, want);
+	free(folded);
+	for (size_t t = 0; t < sizeof(trips) / sizeof(trips[0]); t++) {
+		const struct import_format *fmt = import_format_find(trips[t].format);
+		struct sb_run back;
+		char *buf = exported(trips[t].write, &r, &len);
+		assert_non_null(fmt);
+		if (import_buffer(fmt, (unsigned char *)buf, len, &back, err, sizeof(err)) < 0)
+			fail_msg("%s: %s", trips[t].format, err);
+		folded = exported(folded_one, &back, &len);
+		if (strcmp(folded, want) != 0)
+			fail_msg("%s reads back other stacks:\n%swant\n%s", trips[t].format, folded,
+				 want);
+		free(folded);
+		free(buf);
+		run_free(&back);
+	}
+	free(r.symbols);
+	free(r.inlines);
+}
+
 /* 1 when the line of text holding key also holds calls and share after it. */
 static int row_has(const char *text, const char *key, const char *calls, const char *share)
 {
@@ -373,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize_chain),
 		cmocka_unit_test(test_h5_round_trip),
 		cmocka_unit_test(test_pprof_go),
+		cmocka_unit_test(test_export_frames),
 		cmocka_unit_test(test_top),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
