@@ -90,11 +90,29 @@ const struct sb_symbol *symbol_find(const struct sb_symbol *syms, size_t n, uint
 	return NULL;
 }
 
+int inline_table_append(struct sb_inline_frame **t, size_t *n, size_t *cap,
+			const struct sb_inline_frame *chain, size_t k)
+{
+	if (*n + k > *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		while (ncap < *n + k)
+			ncap *= 2;
+		struct sb_inline_frame *p = realloc(*t, ncap * sizeof(*p));
+		if (!p)
+			return -1;
+		*t = p;
+		*cap = ncap;
+	}
+	memcpy(*t + *n, chain, k * sizeof(*chain));
+	*n += k;
+	return 0;
+}
+
 int symbolize_inline_table(struct sb_symbolizer *s, const struct sb_symbol *syms,
 			   size_t nsyms, struct sb_inline_frame **out, size_t *n)
 {
 	struct sb_inline_frame chain[SB_INLINE_MAX_DEPTH], *t = NULL;
-	size_t cap = 0;
+	size_t cap = 0, nt = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -102,25 +120,13 @@ int symbolize_inline_table(struct sb_symbolizer *s, const struct sb_symbol *syms
 		if (symbol_is_kernel(&syms[i]))
 			continue;
 		int k = symbolize_inlines(s, syms[i].pc, chain, SB_INLINE_MAX_DEPTH);
-		if (k <= 0)
-			continue;
-		if (*n + (size_t)k > cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			while (ncap < *n + (size_t)k)
-				ncap *= 2;
-			struct sb_inline_frame *p = realloc(t, ncap * sizeof(*p));
-			if (!p) {
-				free(t);
-				*n = 0;
-				return -1;
-			}
-			t = p;
-			cap = ncap;
+		if (k > 0 && inline_table_append(&t, &nt, &cap, chain, (size_t)k) < 0) {
+			free(t);
+			return -1;
 		}
-		memcpy(t + *n, chain, (size_t)k * sizeof(*chain));
-		*n += (size_t)k;
 	}
 	*out = t; /* syms is sorted by pc and each chain by depth: so is t */
+	*n = nt;
 	return 0;
 }
 

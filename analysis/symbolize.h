@@ -60,6 +60,12 @@ int symbolize_inlines(struct sb_symbolizer *s, uint64_t pc, struct sb_inline_fra
 int symbolize_inline_table(struct sb_symbolizer *s, const struct sb_symbol *syms,
 			   size_t nsyms, struct sb_inline_frame **out, size_t *n);
 
+/* Appends chain[0..k) to the table *t of *n rows and room for *cap (grown, realloc'd).
+ * Returns 0 or -1 (out of memory: *t unchanged). For builders of inline tables whose PCs
+ * come in ascending order, as symbolize_inline_table's. */
+int inline_table_append(struct sb_inline_frame **t, size_t *n, size_t *cap,
+			const struct sb_inline_frame *chain, size_t k);
+
 /* The chain of pc in a table from symbolize_inline_table (binary search): its depth-0 row,
  * *count its frames (depth 0 .. *count - 1, contiguous). NULL and *count 0 when pc has
  * none. */

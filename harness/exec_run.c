@@ -442,7 +442,7 @@ int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_i
 	}
 	if (r->nframes > 0)
 		exec_symbolize(c.maps, c.maps_len, r->frames, r->nframes, &r->symbols,
-			       &r->nsymbols);
+			       &r->nsymbols, &r->inlines, &r->ninlines);
 	metrics_compute(r, NULL);
 	/* No workload code in the program: slot leaves and chains cannot be judged. */
 	r->metrics.misattributed_fraction = NAN;
