@@ -526,8 +526,8 @@ static const Dwfl_Callbacks maps_callbacks = {
 };
 
 int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
-		   struct sb_symbol **syms, size_t *nsyms, struct sb_inline_frame **inl,
-		   size_t *ninl)
+		   const uint64_t *leaves, size_t nleaves, struct sb_symbol **syms,
+		   size_t *nsyms, struct sb_inline_frame **inl, size_t *ninl)
 {
 	struct sb_inline_frame chain[SB_INLINE_MAX_DEPTH];
 	size_t k, cap = 0;
@@ -577,8 +577,11 @@ int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, siz
 		struct sb_symbol *out = &(*syms)[i];
 		symbolize_dwfl(dwfl, pcs[i], out);
 		if (pcs[i] < vlo || pcs[i] >= vhi || !own_vdso) {
-			int c = oom ? 0 : symbolize_dwfl_inlines(dwfl, pcs[i], chain,
-								 SB_INLINE_MAX_DEPTH);
+			int c = oom ? 0 : symbolize_dwfl_inlines(dwfl,
+								 inline_lookup_pc(leaves, nleaves, pcs[i]),
+								 chain, SB_INLINE_MAX_DEPTH);
+			for (int j = 0; j < c; j++)
+				chain[j].pc = pcs[i]; /* stored under the frame's PC */
 			/* out of memory: the run keeps its names, without chains */
 			if (c > 0 && inline_table_append(inl, ninl, &cap, chain, (size_t)c) < 0) {
 				free(*inl);

@@ -533,8 +533,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 		struct sb_symbolizer *sym = symbolizer_new();
 		if (sym &&
 		    symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols) == 0)
-			symbolize_inline_table(sym, r->symbols, r->nsymbols, &r->inlines,
-					       &r->ninlines);
+			symbolize_run_inlines(sym, r);
 		symbolizer_free(sym);
 	}
 	if (r->status != SB_RUN_SKIPPED)

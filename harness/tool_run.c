@@ -315,8 +315,7 @@ static void relocate_and_symbolize(struct sb_run *r, const unsigned char *buf, s
 		struct sb_symbolizer *sym = symbolizer_new();
 		if (sym &&
 		    symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols) == 0)
-			symbolize_inline_table(sym, r->symbols, r->nsymbols, &r->inlines,
-					       &r->ninlines);
+			symbolize_run_inlines(sym, r);
 		symbolizer_free(sym);
 	}
 	free(own);

@@ -54,6 +54,15 @@ static inline __attribute__((always_inline)) uint64_t hot_leaf(uint64_t x)
 	return x ^ (x >> 29);
 }
 
+static volatile uint64_t call_ret; /* where callee returns to: right after its call, the
+				     * last instruction of hot_inner's inlined body */
+
+static __attribute__((noinline)) uint64_t callee(uint64_t x)
+{
+	call_ret = (uint64_t)__builtin_return_address(0);
+	return x * 3;
+}
+
 static inline __attribute__((always_inline)) uint64_t hot_inner(uint64_t x, int n)
 {
 	uint64_t pc;
@@ -62,7 +71,7 @@ static inline __attribute__((always_inline)) uint64_t hot_inner(uint64_t x, int 
 	for (int i = 0; i < n; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 	leaf_call_line = __LINE__ + 1;
-	return hot_leaf(x);
+	return callee(hot_leaf(x));
 }
 
 static __attribute__((noinline)) uint64_t hot_outer(uint64_t x)
@@ -165,10 +174,50 @@ static struct sb_run inline_run(struct sb_sample samples[4], uint64_t frames[8])
 	}
 	assert_non_null(s);
 	assert_int_equal(symbolize_frames(s, frames, 8, &r.symbols, &r.nsymbols), 0);
-	assert_int_equal(symbolize_inline_table(s, r.symbols, r.nsymbols, &r.inlines,
-						&r.ninlines), 0);
+	assert_int_equal(symbolize_run_inlines(s, &r), 0);
 	symbolizer_free(s);
 	return r;
+}
+
+/* A return address is looked up at the call before it: a sample in callee, called as the
+ * last thing hot_inner's inlined body does, has hot_inner between hot_outer and callee.
+ * The premise is checked first: call_ret itself is past the inlined body (this compiler
+ * and -O2), the call before it inside. Mutation: every PC looked up as it is (fails:
+ * call_ret has no chain). */
+static void test_caller_frame(void **state)
+{
+	(void)state;
+	struct sb_inline_frame c[SB_INLINE_MAX_DEPTH];
+	struct sb_sample sample = { .tid = 100, .thread_index = -1, .depth = 3, .weight_ns = 1e7 };
+	uint64_t frames[3] = { (uint64_t)(uintptr_t)callee, call_ret, outer_ret };
+	struct sb_run r = { .sampler = "ctimer", .workload = "inline", .threads = 1, .hz = 100,
+			    .samples = &sample, .nsamples = 1, .frames = frames, .nframes = 3 };
+	struct sb_symbolizer *s = symbolizer_new();
+	size_t k, len;
+	char *folded = NULL;
+
+#if !defined(__linux__) || !(defined(__x86_64__) || defined(__aarch64__))
+	skip();
+#endif
+	assert_non_null(s);
+	assert_int_equal(symbolize_inlines(s, call_ret, c, SB_INLINE_MAX_DEPTH), 0);
+	assert_int_equal(symbolize_inlines(s, call_ret - 1, c, SB_INLINE_MAX_DEPTH), 1);
+	assert_int_equal(symbolize_frames(s, frames, 3, &r.symbols, &r.nsymbols), 0);
+	assert_int_equal(symbolize_run_inlines(s, &r), 0);
+	const struct sb_inline_frame *f = inline_find(r.inlines, r.ninlines, call_ret, &k);
+	assert_int_equal(k, 1);
+	assert_int_equal(f->pc, call_ret);
+	assert_string_equal(f->function, "hot_inner");
+	assert_null(inline_find(r.inlines, r.ninlines, (uint64_t)(uintptr_t)callee, &k));
+	FILE *out = open_memstream(&folded, &len);
+	assert_non_null(out);
+	assert_int_equal(export_folded(out, &r, 1, 0), 1);
+	assert_int_equal(fclose(out), 0);
+	assert_string_equal(folded, "setup;hot_outer;hot_inner;callee 1\n");
+	free(folded);
+	free(r.symbols);
+	free(r.inlines);
+	symbolizer_free(s);
 }
 
 /* Writes r to path (overwriting). */
@@ -437,6 +486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symbolize_chain),
+		cmocka_unit_test(test_caller_frame),
 		cmocka_unit_test(test_h5_round_trip),
 		cmocka_unit_test(test_pprof_go),
 		cmocka_unit_test(test_export_frames),
