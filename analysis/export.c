@@ -56,6 +56,18 @@ void export_frame_name(const struct sb_run *r, uint64_t pc, unsigned flags, char
 	sanitize(buf);
 }
 
+/* Writes the name of pc's inlined frame f (see export.h). */
+void export_inline_name(const struct sb_run *r, uint64_t pc, const struct sb_inline_frame *f,
+			unsigned flags, char *buf, size_t len)
+{
+	const struct sb_symbol *sym = symbol_find(r->symbols, r->nsymbols, pc);
+	int with_module = (flags & EXPORT_MODULE) && sym && symbol_module_known(sym);
+
+	snprintf(buf, len, "%s%s%s", with_module ? sym->module : "", with_module ? "!" : "",
+		 f->function);
+	sanitize(buf);
+}
+
 /* A growable string. */
 struct strbuf {
 	char *s;
@@ -107,9 +119,16 @@ char *export_folded_line(const struct sb_run *r, size_t i, unsigned flags)
 			goto fail;
 	}
 	for (uint32_t d = depth; d-- > 0;) {
+		size_t k;
+		const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, pcs[d], &k);
 		export_frame_name(r, pcs[d], flags, name, sizeof(name));
 		if ((b.len && sb_append(&b, ";") < 0) || sb_append(&b, name) < 0)
 			goto fail;
+		while (k-- > 0) { /* the inlined frames, outermost first */
+			export_inline_name(r, pcs[d], &c[k], flags, name, sizeof(name));
+			if (sb_append(&b, ";") < 0 || sb_append(&b, name) < 0)
+				goto fail;
+		}
 	}
 	if (!b.s && sb_append(&b, "") < 0)
 		goto fail;
@@ -332,9 +351,11 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A PC's name during export_frames_build. */
+/* A frame's name during export_frames_build: PC pc_index's own (level -1) or its inlined
+ * frame `level`. */
 struct named_pc {
 	size_t pc_index;
+	int level;
 	char *name;
 };
 
@@ -343,12 +364,33 @@ static int cmp_named_pc(const void *a, const void *b)
 	return strcmp(((const struct named_pc *)a)->name, ((const struct named_pc *)b)->name);
 }
 
+/* Allocates f's inline tables for f->pcs and fills inl_at and inl_n from r's chains.
+ * Returns 0 or -1 (out of memory). */
+static int inline_counts(const struct sb_run *r, struct export_frames *f)
+{
+	size_t at = 0;
+
+	f->inl_at = calloc(f->npcs ? f->npcs : 1, sizeof(*f->inl_at));
+	f->inl_n = calloc(f->npcs ? f->npcs : 1, sizeof(*f->inl_n));
+	if (!f->inl_at || !f->inl_n)
+		return -1;
+	for (size_t i = 0; i < f->npcs; i++) {
+		size_t k;
+		inline_find(r->inlines, r->ninlines, f->pcs[i], &k);
+		f->inl_at[i] = at;
+		f->inl_n[i] = (uint32_t)k;
+		at += k;
+	}
+	f->inl_func = calloc(at ? at : 1, sizeof(*f->inl_func));
+	return f->inl_func ? 0 : -1;
+}
+
 /* Fills f (see export.h). */
 int export_frames_build(const struct sb_run *r, unsigned flags, struct export_frames *f)
 {
 	uint64_t *all = NULL;
 	struct named_pc *named = NULL;
-	size_t nall = 0;
+	size_t nall = 0, nnamed = 0;
 	char name[NAME_LEN];
 	int ret = -1;
 
@@ -369,28 +411,42 @@ int export_frames_build(const struct sb_run *r, unsigned flags, struct export_fr
 		nall += depth;
 	}
 	f->pcs = symbol_distinct_pcs(all, nall, &f->npcs);
-	f->func = calloc(f->npcs ? f->npcs : 1, sizeof(*f->func));
-	f->names = calloc(f->npcs ? f->npcs : 1, sizeof(*f->names));
-	named = calloc(f->npcs ? f->npcs : 1, sizeof(*named));
-	if (!f->pcs || !f->func || !f->names || !named)
+	if (!f->pcs || inline_counts(r, f) < 0)
 		goto cleanup;
-	for (size_t i = 0; i < f->npcs; i++) {
-		export_frame_name(r, f->pcs[i], flags, name, sizeof(name));
-		named[i].pc_index = i;
-		if (!(named[i].name = strdup(name)))
-			goto cleanup;
+	nnamed = f->npcs + (f->npcs ? f->inl_at[f->npcs - 1] + f->inl_n[f->npcs - 1] : 0);
+	f->func = calloc(f->npcs ? f->npcs : 1, sizeof(*f->func));
+	f->names = calloc(nnamed ? nnamed : 1, sizeof(*f->names));
+	named = calloc(nnamed ? nnamed : 1, sizeof(*named));
+	if (!f->func || !f->names || !named)
+		goto cleanup;
+	for (size_t i = 0, j = 0; i < f->npcs; i++) {
+		size_t k;
+		const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, f->pcs[i], &k);
+		for (int level = -1; level < (int)k; level++, j++) {
+			if (level < 0)
+				export_frame_name(r, f->pcs[i], flags, name, sizeof(name));
+			else
+				export_inline_name(r, f->pcs[i], &c[level], flags, name, sizeof(name));
+			named[j] = (struct named_pc){ .pc_index = i, .level = level };
+			if (!(named[j].name = strdup(name)))
+				goto cleanup;
+		}
 	}
-	qsort(named, f->npcs, sizeof(*named), cmp_named_pc);
-	for (size_t i = 0; i < f->npcs; i++) {
+	qsort(named, nnamed, sizeof(*named), cmp_named_pc);
+	for (size_t i = 0; i < nnamed; i++) {
 		if (i == 0 || strcmp(named[i].name, f->names[f->nnames - 1]) != 0) {
 			f->names[f->nnames++] = named[i].name;
 			named[i].name = NULL; /* f owns it now */
 		}
-		f->func[named[i].pc_index] = (uint32_t)(f->nnames - 1);
+		if (named[i].level < 0)
+			f->func[named[i].pc_index] = (uint32_t)(f->nnames - 1);
+		else
+			f->inl_func[f->inl_at[named[i].pc_index] + (size_t)named[i].level] =
+				(uint32_t)(f->nnames - 1);
 	}
 	ret = 0;
 cleanup:
-	for (size_t i = 0; named && i < f->npcs; i++)
+	for (size_t i = 0; named && i < nnamed; i++)
 		free(named[i].name);
 	free(named);
 	free(all);
@@ -404,8 +460,25 @@ size_t export_frames_pc(const struct export_frames *f, uint64_t pc)
 	return hit ? (size_t)(hit - f->pcs) : 0;
 }
 
+/* PC i's frames, root first (see export.h). */
+uint32_t export_frames_funcs(const struct export_frames *f, size_t i, uint32_t *out,
+			     uint32_t max)
+{
+	uint32_t n = 0;
+
+	if (max == 0)
+		return 0;
+	out[n++] = f->func[i];
+	for (uint32_t k = f->inl_n[i]; k-- > 0 && n < max;)
+		out[n++] = f->inl_func[f->inl_at[i] + k];
+	return n;
+}
+
 void export_frames_free(struct export_frames *f)
 {
+	free(f->inl_func);
+	free(f->inl_at);
+	free(f->inl_n);
 	for (size_t i = 0; f->names && i < f->nnames; i++)
 		free(f->names[i]);
 	free(f->names);

@@ -47,6 +47,13 @@ const uint64_t *export_sample_stack(const struct sb_run *r, size_t i, uint32_t *
  * suffix "_[k]" (flamegraph.pl colours them). ';' and control characters become '_'. */
 void export_frame_name(const struct sb_run *r, uint64_t pc, unsigned flags, char *buf,
 		       size_t len);
+/* Writes the name of the inlined frame f of pc (a row of r->inlines) into buf, as
+ * export_frame_name writes pc's: "function", or "module!function" with EXPORT_MODULE. Every
+ * export but pprof (Lines) and gperftools (addresses) writes a PC in inlined code as its
+ * inlined frames, each a frame of its own, innermost nearest the leaf, below the frame of
+ * the function holding the PC. */
+void export_inline_name(const struct sb_run *r, uint64_t pc, const struct sb_inline_frame *f,
+			unsigned flags, char *buf, size_t len);
 
 /* The folded stack of sample i of r, root first, frames joined by ';' (with EXPORT_LABEL
  * and EXPORT_THREAD their root frames first), without the count: malloc'd, the caller
@@ -88,8 +95,13 @@ struct export_frames {
 	uint64_t *pcs;   /* distinct stack PCs, ascending (EXPORT_UNKNOWN_PC included) */
 	uint32_t *func;  /* per PC: its name's index in names */
 	size_t npcs;
-	char **names;    /* distinct export_frame_name()s, sorted */
+	char **names;    /* distinct export_frame_name()s and export_inline_name()s, sorted */
 	size_t nnames;
+	/* per PC i: the names of its inlined frames (r->inlines), innermost first:
+	 * inl_func[inl_at[i] .. + inl_n[i]) */
+	uint32_t *inl_func;
+	size_t *inl_at;
+	uint32_t *inl_n;
 };
 
 /* Fills f from every stack of r (export_sample_stack), names written with flags. Returns 0,
@@ -97,6 +109,10 @@ struct export_frames {
 int export_frames_build(const struct sb_run *r, unsigned flags, struct export_frames *f);
 /* The index in f->pcs of pc, which must be a PC of one of the stacks f was built from. */
 size_t export_frames_pc(const struct export_frames *f, uint64_t pc);
+/* The name indices of PC i's frames, root first: its function, then its inlined frames
+ * from the outermost to the innermost. Writes at most max; returns how many. */
+uint32_t export_frames_funcs(const struct export_frames *f, size_t i, uint32_t *out,
+			     uint32_t max);
 void export_frames_free(struct export_frames *f);
 
 #define EXPORT_TITLE_LEN 256

@@ -146,9 +146,14 @@ static int write_thread(FILE *out, const struct sb_run *r, const struct export_f
 		uint32_t depth;
 		const uint64_t *stack = export_sample_stack(r, i, &depth);
 		int64_t node = -1;
-		for (uint32_t d = depth; d-- > 0;)
-			if ((node = tree_node(&tree, node, fr->func[export_frames_pc(fr, stack[d])])) < 0)
-				goto cleanup;
+		for (uint32_t d = depth; d-- > 0;) { /* inlined frames: frames of their own */
+			uint32_t ids[1 + SB_INLINE_MAX_DEPTH];
+			uint32_t m = export_frames_funcs(fr, export_frames_pc(fr, stack[d]), ids,
+							 1 + SB_INLINE_MAX_DEPTH);
+			for (uint32_t j = 0; j < m; j++)
+				if ((node = tree_node(&tree, node, ids[j])) < 0)
+					goto cleanup;
+		}
 		leaf[n++] = node;
 	}
 	fprintf(out, "{\"processType\":\"default\",\"processStartupTime\":0,"

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "analysis/protobuf.h"
+#include "analysis/symbolize.h"
 #include "sampler/cpuprofile.h"
 
 /* profile.proto field numbers */
@@ -20,7 +21,7 @@ enum {
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4,
 	LOCATION_ID = 1, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
 };
 
@@ -84,6 +85,36 @@ static long thread_name_index(struct thread_names *t, const char *name)
 	}
 	memcpy(t->name[t->n], name, SB_THREAD_NAME_LEN);
 	return (long)t->n++;
+}
+
+/* One Line: function id, and its line when known. */
+static void write_line(struct pb_buf *m, struct pb_buf *line, uint64_t func, int32_t lineno)
+{
+	pb_reset(line);
+	pb_uint(line, LINE_FUNCTION_ID, func);
+	if (lineno > 0)
+		pb_uint(line, LINE_LINE, (uint64_t)lineno);
+	pb_message(m, LOCATION_LINE, line);
+}
+
+/* Appends Location i + 1 (PC fr->pcs[i]) to p: one Line per inlined frame of its chain,
+ * innermost first, then the function that contains them (as Go's runtime writes inlined
+ * calls); a Line's line is the call site the frame inside it was inlined at. */
+static void write_location(struct pb_buf *p, const struct sb_run *r,
+			   const struct export_frames *fr, size_t i, struct pb_buf *m,
+			   struct pb_buf *line)
+{
+	size_t k;
+	const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, fr->pcs[i], &k);
+
+	pb_reset(m);
+	pb_uint(m, LOCATION_ID, i + 1);
+	if (fr->pcs[i] != EXPORT_UNKNOWN_PC)
+		pb_uint(m, LOCATION_ADDRESS, fr->pcs[i]);
+	for (size_t d = 0; d < k; d++)
+		write_line(m, line, fr->inl_func[fr->inl_at[i] + d] + 1, d ? c[d - 1].call_line : 0);
+	write_line(m, line, fr->func[i] + 1, k ? c[k - 1].call_line : 0);
+	pb_message(p, PROFILE_LOCATION, m);
 }
 
 /* Appends one Sample per sample of r to p: its locations, values and labels; the thread
@@ -176,16 +207,8 @@ int64_t export_pprof(FILE *out, const struct sb_run *r)
 		errno = ENOMEM;
 		goto cleanup;
 	}
-	for (size_t i = 0; i < fr.npcs; i++) {
-		pb_reset(&m);
-		pb_reset(&line);
-		pb_uint(&m, LOCATION_ID, i + 1);
-		if (fr.pcs[i] != EXPORT_UNKNOWN_PC)
-			pb_uint(&m, LOCATION_ADDRESS, fr.pcs[i]);
-		pb_uint(&line, LINE_FUNCTION_ID, fr.func[i] + 1);
-		pb_message(&m, LOCATION_LINE, &line);
-		pb_message(&p, PROFILE_LOCATION, &m);
-	}
+	for (size_t i = 0; i < fr.npcs; i++)
+		write_location(&p, r, &fr, i, &m, &line);
 	for (size_t f = 0; f < fr.nnames; f++) {
 		pb_reset(&m);
 		pb_uint(&m, FUNCTION_ID, f + 1);

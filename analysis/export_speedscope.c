@@ -1,7 +1,8 @@
 /* export_speedscope.c - a run as speedscope JSON (see export.h): the file format of
  * https://www.speedscope.app/file-format-schema.json, one "sampled" profile per thread
  * ("NAME (tid N)", or "tid N" when its name is unknown), stacks root first as indices into
- * the shared frame list, one weight (1) per sample. */
+ * the shared frame list (a PC in inlined code: its function, then its inlined frames), one
+ * weight (1) per sample. */
 #include "analysis/export.h"
 
 #include <inttypes.h>
@@ -52,9 +53,14 @@ int64_t export_speedscope(FILE *out, const struct sb_run *r)
 				continue;
 			stack = export_sample_stack(r, i, &depth);
 			fputs(n++ ? ",[" : "[", out);
-			for (uint32_t d = depth; d-- > 0;)
-				fprintf(out, d + 1 < depth ? ",%" PRIu32 : "%" PRIu32,
-					fr.func[export_frames_pc(&fr, stack[d])]);
+			for (uint32_t d = depth; d-- > 0;) { /* inlined frames: frames of their own */
+				uint32_t ids[1 + SB_INLINE_MAX_DEPTH];
+				uint32_t m = export_frames_funcs(&fr, export_frames_pc(&fr, stack[d]),
+								 ids, 1 + SB_INLINE_MAX_DEPTH);
+				for (uint32_t j = 0; j < m; j++)
+					fprintf(out, d + 1 < depth || j ? ",%" PRIu32 : "%" PRIu32,
+						ids[j]);
+			}
 			fputc(']', out);
 		}
 		fputs("],\"weights\":[", out);

@@ -172,3 +172,15 @@ int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)
 	}
 	return 0;
 }
+
+/* Mach-O images carry no DWARF in memory (it stays in the .dSYM or the object files):
+ * no inline chains here. */
+int symbolize_inlines(struct sb_symbolizer *s, uint64_t pc, struct sb_inline_frame *out,
+		      int max)
+{
+	(void)s;
+	(void)pc;
+	(void)out;
+	(void)max;
+	return 0;
+}

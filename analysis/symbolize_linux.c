@@ -2,6 +2,8 @@
  * functions too: .symtab), /proc/kallsyms for the kernel. */
 #include "analysis/symbolize_linux.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -133,6 +135,76 @@ int symbolize_dwfl(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out)
 	snprintf(out->function, sizeof(out->function), "%s", name);
 	out->offset = off;
 	return 1;
+}
+
+/* Fills f from the DW_TAG_inlined_subroutine die: the name of its abstract origin and
+ * its call site (DW_AT_call_file through the CU's file table, DW_AT_call_line). */
+static void inline_frame(Dwarf_Die *cu, Dwarf_Die *die, uint64_t pc, int depth,
+			 struct sb_inline_frame *f)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	const char *name = dwarf_diename(die); /* follows DW_AT_abstract_origin */
+
+	memset(f, 0, sizeof(*f));
+	f->pc = pc;
+	f->depth = depth;
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	snprintf(f->function, sizeof(f->function), "%s", name ? name : "?");
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &w) == 0 && w <= INT32_MAX)
+		f->call_line = (int32_t)w;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || w >= nfiles)
+		return;
+	const char *file = dwarf_filesrc(files, w, NULL, NULL);
+	if (!file)
+		return;
+	size_t len = strlen(file);
+	/* a long path keeps its tail: the file name is what a reader looks for */
+	snprintf(f->call_file, sizeof(f->call_file), "%s",
+		 len < sizeof(f->call_file) ? file : file + len - (sizeof(f->call_file) - 1));
+}
+
+int symbolize_dwfl_inlines(Dwfl *dwfl, uint64_t pc, struct sb_inline_frame *out, int max)
+{
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)pc) : NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, (Dwarf_Addr)pc, &bias) : NULL;
+	Dwarf_Die *scopes = NULL, *chain = NULL;
+	int n, k = 0;
+
+	if (!cu)
+		return 0;
+	/* scopes[0] is the innermost scope containing pc. dwarf_getscopes continues past an
+	 * inlined subroutine into its abstract definition's scopes, so the concrete nesting
+	 * (inlined subroutines inside each other, up to the subprogram holding them all) is
+	 * read from scopes[0]'s parents, as eu-addr2line -i does. */
+	n = dwarf_getscopes(cu, (Dwarf_Addr)pc - bias, &scopes);
+	if (n > 0)
+		n = dwarf_getscopes_die(&scopes[0], &chain);
+	for (int i = 0; i < n && k < max; i++) {
+		int tag = dwarf_tag(&chain[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine) {
+			inline_frame(cu, &chain[i], pc, k, &out[k]);
+			k++;
+		}
+	}
+	free(chain);
+	free(scopes);
+	return k;
+}
+
+int symbolize_inlines(struct sb_symbolizer *s, uint64_t pc, struct sb_inline_frame *out,
+		      int max)
+{
+	if (pc >= SB_KERNEL_ADDR_MIN)
+		return 0;
+	return symbolize_dwfl_inlines(s->dwfl, pc, out, max);
 }
 
 int symbolize(struct sb_symbolizer *s, uint64_t pc, struct sb_symbol *out)

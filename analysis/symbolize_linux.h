@@ -12,4 +12,9 @@
  * else 0. */
 int symbolize_dwfl(Dwfl *dwfl, uint64_t pc, struct sb_symbol *out);
 
+/* The inline chain of user-space pc from dwfl's DWARF (see symbolize_inlines): up to max
+ * frames into out, innermost first. Returns how many (0 without DWARF or outside inlined
+ * code). */
+int symbolize_dwfl_inlines(Dwfl *dwfl, uint64_t pc, struct sb_inline_frame *out, int max);
+
 #endif

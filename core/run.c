@@ -32,6 +32,7 @@ void run_free(struct sb_run *r)
 	free(r->thread_rows);
 	free(r->stats);
 	free(r->symbols);
+	free(r->inlines);
 	free(r->progress);
 	free(r->pause_hist);
 	free(r->gaps);
@@ -44,6 +45,8 @@ void run_free(struct sb_run *r)
 	r->thread_rows = NULL;
 	r->stats = NULL;
 	r->symbols = NULL;
+	r->inlines = NULL;
+	r->ninlines = 0;
 	r->nsamples = r->nframes = r->nthread_rows = r->nstats = r->nsymbols = 0;
 }
 

@@ -145,6 +145,10 @@ struct sb_run {
 	size_t nstats;
 	struct sb_symbol *symbols;   /* owned: every distinct frame PC, sorted by pc */
 	size_t nsymbols;
+	/* owned: the inline chains of the symbols' PCs, sorted by pc then depth; empty when
+	 * no PC is in inlined code (older files, imports, binaries without DWARF) */
+	struct sb_inline_frame *inlines;
+	size_t ninlines;
 	/* owned, empty when the workload ran no progress clock (older files, exec, imports) */
 	struct sb_progress_row *progress; /* one per slot that ticked */
 	size_t nprogress;

@@ -24,4 +24,23 @@ struct sb_symbol {
 	uint64_t offset;                 /* pc - symbol start (0 when unknown) */
 };
 
+/* Inline chains (HDF5 `symbol_inlines`): a PC in code the compiler inlined names the
+ * function it was inlined into (struct sb_symbol.function); its chain names the inlined
+ * functions around it, from DWARF's DW_TAG_inlined_subroutine scopes. One row per frame:
+ * depth 0 is the innermost inlined function, depth d + 1 the one frame d was inlined
+ * into, and the symbol's function contains the outermost. A PC outside inlined code, or in
+ * a binary without DWARF, has no rows. */
+#define SB_SYM_FILE_LEN 128
+#define SB_INLINE_MAX_DEPTH 16 /* frames kept per PC, innermost first */
+
+struct sb_inline_frame {
+	uint64_t pc;
+	int32_t depth;                   /* 0: innermost */
+	int32_t call_line;               /* line of the call this frame was inlined at, in the
+					  * function one level out; 0 when unknown */
+	char function[SB_SYM_FUNC_LEN];  /* the inlined function's name */
+	char call_file[SB_SYM_FILE_LEN]; /* source file of that call ("" when unknown; the
+					  * path's tail when longer) */
+};
+
 #endif

@@ -19,7 +19,7 @@
 
 struct top_row {
 	char module[SB_SYM_MODULE_LEN];
-	char method[SB_SYM_FUNC_LEN + 24];
+	char method[3 * SB_SYM_FUNC_LEN]; /* room for an inline chain of two (longer: cut) */
 	uint64_t calls;
 };
 
@@ -34,8 +34,18 @@ static void top_resolve(const struct sb_run *r, uint64_t pc, struct top_row *row
 		return;
 	snprintf(row->module, sizeof(row->module), "%s",
 		 symbol_is_kernel(s) ? "kernel" : s->module);
-	if (symbol_function_known(s))
-		snprintf(row->method, sizeof(row->method), "%s+0x%" PRIx64, s->function, s->offset);
+	if (!symbol_function_known(s))
+		return;
+	size_t k, len = 0;
+	const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, pc, &k);
+	/* a leaf in inlined code: the inlined function first, then what it was inlined into,
+	 * out to the function that holds the PC: "inner (inlined into mid, into outer+0x1a)" */
+	for (size_t d = 0; d < k && len < sizeof(row->method); d++)
+		len += (size_t)snprintf(row->method + len, sizeof(row->method) - len,
+					d == 0 ? "%s (inlined into " : "%s, into ", c[d].function);
+	if (len < sizeof(row->method))
+		snprintf(row->method + len, sizeof(row->method) - len, "%s+0x%" PRIx64 "%s",
+			 s->function, s->offset, k ? ")" : "");
 }
 
 static int top_cmp(const void *a, const void *b)
@@ -214,7 +224,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: sampbench top [--run ID] [--kernel] [--threads] [--limit N] FILE.h5\n\n"
 		"Prints a flat profile of the leaf frames of each run with samples (or of run ID):\n"
-		"Module | Method+offset | Calls | Share. User frames are symbolized when the run\n"
+		"Module | Method+offset | Calls | Share. A leaf in inlined code reads\n"
+		"'inner (inlined into outer+0x1a)'. User frames are symbolized when the run\n"
 		"was recorded by this executable (same build id); kernel frames from\n"
 		"/proc/kallsyms (right for runs recorded since the last boot). With --threads,\n"
 		"by thread instead: Slot | Thread (the name it gave itself, - when unknown) |\n"

@@ -526,14 +526,19 @@ static const Dwfl_Callbacks maps_callbacks = {
 };
 
 int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
-		   struct sb_symbol **syms, size_t *nsyms)
+		   const uint64_t *leaves, size_t nleaves, struct sb_symbol **syms,
+		   size_t *nsyms, struct sb_inline_frame **inl, size_t *ninl)
 {
-	size_t k;
+	struct sb_inline_frame chain[SB_INLINE_MAX_DEPTH];
+	size_t k, cap = 0;
+	int oom = 0;
 	uint64_t *pcs = symbol_distinct_pcs(frames, n, &k);
 	Dwfl *dwfl = NULL;
 
 	*syms = NULL;
 	*nsyms = 0;
+	*inl = NULL;
+	*ninl = 0;
 	if (!pcs)
 		return -1;
 	*syms = calloc(k + 1, sizeof(**syms));
@@ -571,8 +576,21 @@ int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, siz
 	for (size_t i = 0; i < k; i++) {
 		struct sb_symbol *out = &(*syms)[i];
 		symbolize_dwfl(dwfl, pcs[i], out);
-		if (pcs[i] < vlo || pcs[i] >= vhi || !own_vdso)
+		if (pcs[i] < vlo || pcs[i] >= vhi || !own_vdso) {
+			int c = oom ? 0 : symbolize_dwfl_inlines(dwfl,
+								 inline_lookup_pc(leaves, nleaves, pcs[i]),
+								 chain, SB_INLINE_MAX_DEPTH);
+			for (int j = 0; j < c; j++)
+				chain[j].pc = pcs[i]; /* stored under the frame's PC */
+			/* out of memory: the run keeps its names, without chains */
+			if (c > 0 && inline_table_append(inl, ninl, &cap, chain, (size_t)c) < 0) {
+				free(*inl);
+				*inl = NULL;
+				*ninl = 0;
+				oom = 1;
+			}
 			continue;
+		}
 		if (!self)
 			self = symbolizer_new();
 		if (self)

@@ -76,8 +76,11 @@ void exec_truth_close(struct exec_truth *tr);
 size_t exec_read_maps(pid_t pid, char *buf, size_t len);
 /* Symbolizes every distinct PC of frames[0..n) against a /proc/PID/maps text (libdw
  * opens each mapped file by path). Unknown PCs get hex names. *syms is malloc'd, sorted
- * by pc. Returns 0 or -1 (out of memory). */
+ * by pc; *inl (malloc'd, NULL when none) and *ninl get their inline chains, looked up
+ * as inline_lookup_pc(leaves, nleaves, pc) says (none in the vdso). Returns 0 or -1 (out
+ * of memory). */
 int exec_symbolize(const char *maps, size_t mapslen, const uint64_t *frames, size_t n,
-		   struct sb_symbol **syms, size_t *nsyms);
+		   const uint64_t *leaves, size_t nleaves, struct sb_symbol **syms,
+		   size_t *nsyms, struct sb_inline_frame **inl, size_t *ninl);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis/metrics.h"
+#include "analysis/symbolize.h"
 #include "core/exec_shm.h"
 #include "core/iso_time.h"
 #include "harness/child.h"
@@ -440,9 +441,15 @@ int exec_run(const struct exec_target *t, const struct sampler *s, int64_t run_i
 			 plat_signal_name(WTERMSIG(status)) ? plat_signal_name(WTERMSIG(status))
 							    : "?");
 	}
-	if (r->nframes > 0)
-		exec_symbolize(c.maps, c.maps_len, r->frames, r->nframes, &r->symbols,
-			       &r->nsymbols);
+	if (r->nframes > 0) {
+		size_t nleaves = 0;
+		uint64_t *leaves = symbol_leaf_pcs(r->samples, r->nsamples, r->frames,
+						   r->nframes, &nleaves);
+		/* out of memory for leaves: every PC's chain is looked up as it is */
+		exec_symbolize(c.maps, c.maps_len, r->frames, r->nframes, leaves, nleaves,
+			       &r->symbols, &r->nsymbols, &r->inlines, &r->ninlines);
+		free(leaves);
+	}
 	metrics_compute(r, NULL);
 	/* No workload code in the program: slot leaves and chains cannot be judged. */
 	r->metrics.misattributed_fraction = NAN;

@@ -531,8 +531,9 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	/* Same layout as the child (fork without exec): resolve its PCs here, once. */
 	if (r->nframes > 0) {
 		struct sb_symbolizer *sym = symbolizer_new();
-		if (sym)
-			symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols);
+		if (sym &&
+		    symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols) == 0)
+			symbolize_run_inlines(sym, r);
 		symbolizer_free(sym);
 	}
 	if (r->status != SB_RUN_SKIPPED)

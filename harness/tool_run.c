@@ -308,11 +308,14 @@ static void relocate_and_symbolize(struct sb_run *r, const unsigned char *buf, s
 			r->frames[i] = here;
 		}
 		free(r->symbols);
+		free(r->inlines);
 		r->symbols = NULL;
-		r->nsymbols = 0;
+		r->inlines = NULL;
+		r->nsymbols = r->ninlines = 0;
 		struct sb_symbolizer *sym = symbolizer_new();
-		if (sym)
-			symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols);
+		if (sym &&
+		    symbolize_frames(sym, r->frames, r->nframes, &r->symbols, &r->nsymbols) == 0)
+			symbolize_run_inlines(sym, r);
 		symbolizer_free(sym);
 	}
 	free(own);

@@ -95,6 +95,8 @@ extern const struct field gap_fields[];
 extern const size_t n_gap_fields;
 extern const struct field thread_name_fields[];
 extern const size_t n_thread_name_fields;
+extern const struct field inline_fields[];
+extern const size_t n_inline_fields;
 
 struct sb_h5 {
 	hid_t file;
@@ -109,6 +111,7 @@ struct sb_h5 {
 	hid_t calib_type;
 	hid_t progress_type, pause_bucket_type, gap_type; /* the progress clock's tables */
 	hid_t thread_name_type; /* the optional `thread_names` table */
+	hid_t inline_type;      /* the optional `symbol_inlines` table */
 	hsize_t nruns;
 	struct sb_host host; /* repeated on every run group */
 	struct sb_host root; /* the root's host, while h5_append_run_host() writes another */

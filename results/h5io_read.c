@@ -447,6 +447,7 @@ struct rd_types {
 	hid_t sample, thread, stat, metric, symbol;
 	hid_t progress, pause_bucket, gap;
 	hid_t thread_name;
+	hid_t inline_frame;
 };
 
 /* read_rows for a table newer files have and older ones lack: absent reads as no rows. */
@@ -535,6 +536,37 @@ static int read_thread_names(struct rd *rd, const struct rd_types *t, hid_t g,
 	return 0;
 }
 
+/* Reads the optional `symbol_inlines` of group g into r (without it r has no inline
+ * frames). The rows must be sorted by pc, each pc's depths 0, 1, .. in order and fewer
+ * than SB_INLINE_MAX_DEPTH (inline_find and the exports rely on it); strings are
+ * terminated. Returns 0, or -1 with one line in rd->err. */
+static int read_inlines(struct rd *rd, const struct rd_types *t, hid_t g, const char *grp,
+			struct sb_run *r)
+{
+	void *buf;
+	size_t n;
+
+	if (read_optional_rows(rd, g, grp, "symbol_inlines", t->inline_frame, &buf, &n) < 0)
+		return -1;
+	r->inlines = buf;
+	r->ninlines = n;
+	for (size_t i = 0; i < n; i++) {
+		struct sb_inline_frame *f = &r->inlines[i];
+		int32_t want = i > 0 && r->inlines[i - 1].pc == f->pc ? r->inlines[i - 1].depth + 1
+								       : 0;
+		if ((i > 0 && r->inlines[i - 1].pc > f->pc) || f->depth != want ||
+		    f->depth >= SB_INLINE_MAX_DEPTH) {
+			seterr(rd->err, rd->errlen, "'%s' has inline frame %zu of %s/symbol_inlines "
+			       "out of order (pc 0x%llx depth %d)", rd->path, i, grp,
+			       (unsigned long long)f->pc, (int)f->depth);
+			return -1;
+		}
+		terminate(f->function, sizeof(f->function));
+		terminate(f->call_file, sizeof(f->call_file));
+	}
+	return 0;
+}
+
 /* Reads group /name into r: metrics, threads, stats, and samples/frames if load_samples. */
 static int read_run_group(struct rd *rd, const struct rd_types *t, const char *name,
 			  struct sb_run *r, int load_samples)
@@ -602,6 +634,8 @@ static int read_run_group(struct rd *rd, const struct rd_types *t, const char *n
 			terminate(r->symbols[i].module, sizeof(r->symbols[i].module));
 			terminate(r->symbols[i].function, sizeof(r->symbols[i].function));
 		}
+		if (read_inlines(rd, t, g, grp, r) < 0)
+			goto cleanup;
 	}
 	if (check_run(rd, grp, r) < 0 || read_thread_names(rd, t, g, grp, r) < 0)
 		goto cleanup;
@@ -695,7 +729,7 @@ hid_t open_path(struct rd *rd)
 int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	      size_t *nruns, int load_samples)
 {
-	struct rd_types t = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct rd_types t = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct runs_row *rows = NULL;
 	struct sb_run *out = NULL;
 	struct sb_host *h = NULL;
@@ -727,7 +761,9 @@ int read_file(struct rd *rd, struct sb_host *host, struct sb_run **runs,
 	t.gap = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
 	t.thread_name = compound_type(sizeof(struct sb_thread_name_row), thread_name_fields,
 				      n_thread_name_fields);
-	if (rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 ||
+	t.inline_frame = compound_type(sizeof(struct sb_inline_frame), inline_fields,
+				       n_inline_fields);
+	if (t.inline_frame < 0 || rtype < 0 || t.sample < 0 || t.thread < 0 || t.stat < 0 || t.metric < 0 ||
 	    t.symbol < 0 || t.progress < 0 || t.pause_bucket < 0 || t.gap < 0 ||
 	    t.thread_name < 0) {
 		seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types", rd->path);
@@ -771,6 +807,7 @@ cleanup:
 	close_id(&t.pause_bucket);
 	close_id(&t.gap);
 	close_id(&t.thread_name);
+	close_id(&t.inline_frame);
 	close_id(&t.thread);
 	close_id(&t.sample);
 	close_id(&rtype);

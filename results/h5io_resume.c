@@ -133,6 +133,7 @@ struct sb_h5 *h5_reopen(const char *tmp_path, const char *final_path,
 	f->thread_type = f->stat_type = f->metric_type = f->symbol_type = -1;
 	f->fact_type = f->calib_type = -1;
 	f->progress_type = f->pause_bucket_type = f->gap_type = f->thread_name_type = -1;
+	f->inline_type = -1;
 	f->host = *host;
 	f->path = strdup(final_path);
 	f->tmp = strdup(tmp_path);

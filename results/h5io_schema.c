@@ -141,6 +141,17 @@ const struct field thread_name_fields[] = {
 	FLD(sb_thread_name_row, name, K_STR),
 };
 
+/* The inline chains of the symbols' PCs (docs/hdf5.md "symbol_inlines"): optional, a file
+ * without it reads with no inline frames. */
+const struct field inline_fields[] = {
+	FLD(sb_inline_frame, pc, K_U64),
+	FLD(sb_inline_frame, depth, K_I32),
+	FLD(sb_inline_frame, function, K_STR),
+	FLD(sb_inline_frame, call_file, K_STR),
+	FLD(sb_inline_frame, call_line, K_I32),
+};
+
+const size_t n_inline_fields = ARRAY_SIZE(inline_fields);
 const size_t n_thread_name_fields = ARRAY_SIZE(thread_name_fields);
 const size_t n_progress_fields = ARRAY_SIZE(progress_fields);
 const size_t n_pause_bucket_fields = ARRAY_SIZE(pause_bucket_fields);

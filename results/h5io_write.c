@@ -238,6 +238,7 @@ void close_all(struct sb_h5 *f)
 	close_id(&f->pause_bucket_type);
 	close_id(&f->gap_type);
 	close_id(&f->thread_name_type);
+	close_id(&f->inline_type);
 }
 
 /* A count from a caller's struct, within 0..max. */
@@ -275,7 +276,9 @@ int make_types(struct sb_h5 *f)
 	f->gap_type = compound_type(sizeof(struct sb_gap_row), gap_fields, n_gap_fields);
 	f->thread_name_type = compound_type(sizeof(struct sb_thread_name_row),
 					    thread_name_fields, n_thread_name_fields);
-	return f->progress_type < 0 || f->pause_bucket_type < 0 || f->gap_type < 0 ||
+	f->inline_type = compound_type(sizeof(struct sb_inline_frame), inline_fields,
+				       n_inline_fields);
+	return f->inline_type < 0 || f->progress_type < 0 || f->pause_bucket_type < 0 || f->gap_type < 0 ||
 			       f->runs_type < 0 || f->sample_type < 0 || f->thread_type < 0 || f->stat_type < 0 ||
 			       f->symbol_type < 0 || f->metric_type < 0 || f->fact_type < 0 ||
 			       f->calib_type < 0 || f->thread_name_type < 0
@@ -340,6 +343,7 @@ struct sb_h5 *h5_create(const char *path, const struct sb_host *host, int force,
 	f->thread_type = f->stat_type = f->metric_type = f->symbol_type = -1;
 	f->fact_type = f->calib_type = -1;
 	f->progress_type = f->pause_bucket_type = f->gap_type = f->thread_name_type = -1;
+	f->inline_type = -1;
 	f->force = force;
 	f->host = *host;
 	f->path = strdup(path);
@@ -474,7 +478,8 @@ static int write_run_group(struct sb_h5 *f, hid_t g, const struct sb_run *r)
 	    write_table(g, "pause_hist", f->pause_bucket_type, r->pause_hist, r->npause_hist,
 			"") < 0 ||
 	    write_table(g, "pause_gaps", f->gap_type, r->gaps, r->ngaps, "") < 0 ||
-	    write_thread_names(f, g, r) < 0)
+	    write_thread_names(f, g, r) < 0 ||
+	    write_table(g, "symbol_inlines", f->inline_type, r->inlines, r->ninlines, "") < 0)
 		goto cleanup;
 	ret = 0;
 cleanup:

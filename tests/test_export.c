@@ -23,6 +23,7 @@
 
 #include "analysis/export.h"
 #include "analysis/import.h"
+#include "analysis/symbolize.h"
 #include "results/h5io.h"
 #include "sampler/cpuprofile.h"
 #include "tests/support/sbrun.h"
@@ -322,7 +323,8 @@ static void test_pprof_round_trip(void **state)
 	assert_int_equal(stray_files(), 0);
 }
 
-/* The run's samples whose leaf is named name (export_frame_name, no flags). */
+/* The run's samples whose leaf is named name (export_frame_name, no flags; a leaf in inlined
+ * code is its innermost inlined function, which `go tool pprof` calls "NAME (inline)"). */
 static long leaf_count(const struct sb_run *r, const char *name)
 {
 	char buf[256];
@@ -330,8 +332,13 @@ static long leaf_count(const struct sb_run *r, const char *name)
 
 	for (size_t i = 0; i < r->nsamples; i++) {
 		uint32_t depth;
+		size_t k;
 		const uint64_t *pcs = export_sample_stack(r, i, &depth);
-		export_frame_name(r, pcs[0], 0, buf, sizeof(buf));
+		const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, pcs[0], &k);
+		if (k)
+			snprintf(buf, sizeof(buf), "%s (inline)", c[0].function);
+		else
+			export_frame_name(r, pcs[0], 0, buf, sizeof(buf));
 		n += strcmp(buf, name) == 0;
 	}
 	return n;

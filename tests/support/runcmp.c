@@ -149,6 +149,15 @@ int runcmp(const struct sb_run *a, const struct sb_run *b, unsigned flags, char 
 		CMP_ROW_STR("symbols", i, function);
 		CMP_ROW_INT("symbols", i, offset);
 	}
+	CMP_INT("symbol_inlines", a->ninlines, b->ninlines);
+	for (size_t i = 0; i < a->ninlines; i++) {
+		const struct sb_inline_frame *x = &a->inlines[i], *y = &b->inlines[i];
+		CMP_ROW_INT("symbol_inlines", i, pc);
+		CMP_ROW_INT("symbol_inlines", i, depth);
+		CMP_ROW_STR("symbol_inlines", i, function);
+		CMP_ROW_STR("symbol_inlines", i, call_file);
+		CMP_ROW_INT("symbol_inlines", i, call_line);
+	}
 	CMP_INT("gaps", a->ngaps, b->ngaps);
 	for (size_t i = 0; i < a->ngaps; i++) {
 		const struct sb_gap_row *x = &a->gaps[i], *y = &b->gaps[i];
