@@ -397,7 +397,7 @@ static void test_burst(void **state)
 
 /* kernel: the threads' own clocks split their CPU between kernel_user and kernel_sys (the
  * pread); the kernel's user/system split of the process agrees within its tick sampling
- * (250 Hz x 0.5 s: about 0.05). */
+ * (250 Hz x 0.5 s: about 0.05; the two differed by up to 0.11 under ASan beside a build). */
 static void test_kernel(void **state)
 {
 	(void)state;
@@ -420,7 +420,7 @@ static void test_kernel(void **state)
 	print_message("kernel: %.3f of the CPU in kernel_sys by the thread's clock, %.3f "
 		      "system time by rusage\n", sys, ss / (us + ss));
 	assert_true(sys > 0.2 && sys < 0.8);
-	assert_true(fabs(sys - ss / (us + ss)) < 0.15);
+	assert_true(fabs(sys - ss / (us + ss)) < 0.2);
 	assert_true(atomic_load(&truth[0].checksum_errors) == 0);
 	assert_true(atomic_load(&truth[0].short_io) == 0);
 	free(truth);
