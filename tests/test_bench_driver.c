@@ -24,6 +24,7 @@
 #include "tests/support/runfile.h"
 #include "tests/support/sbrun.h"
 
+#include "analysis/symbolize.h"
 #include "results/h5io.h"
 
 static char bin[512];
@@ -485,10 +486,18 @@ static void test_top_rows(void **state)
 			for (size_t y = 0; y < r->nsymbols && !sym; y++)
 				if (r->symbols[y].pc == pc)
 					sym = &r->symbols[y];
-			char name[sizeof(leaves->name)];
+			char name[sizeof(leaves->name)], inl[sizeof(leaves->name)] = "";
+			/* a leaf in inlined code (libc's, with its debug symbols installed): the
+			 * inlined functions first, as top names them (harness/cmd_top.c) */
+			size_t ninl = 0, len = 0;
+			const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, pc, &ninl);
+			for (size_t d = 0; d < ninl && len < sizeof(inl); d++)
+				len += (size_t)snprintf(inl + len, sizeof(inl) - len,
+							d == 0 ? "%s (inlined into " : "%s, into ",
+							c[d].function);
 			if (sym && strncmp(sym->function, "0x", 2))
-				snprintf(name, sizeof(name), "%s|%s+0x%" PRIx64, sym->module,
-					 sym->function, sym->offset);
+				snprintf(name, sizeof(name), "%s|%s%s+0x%" PRIx64 "%s", sym->module,
+					 inl, sym->function, sym->offset, ninl ? ")" : "");
 			else
 				snprintf(name, sizeof(name), "%s|0x%" PRIx64,
 					 sym ? sym->module : SB_SYM_MODULE_UNKNOWN, pc);
