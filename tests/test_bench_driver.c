@@ -465,7 +465,7 @@ static void test_top_rows(void **state)
 			continue;
 		/* the leaves as the file has them: first user frame, named by the symbols table */
 		struct leaf {
-			char name[SB_SYM_MODULE_LEN + SB_SYM_FUNC_LEN + 32];
+			char name[SB_SYM_MODULE_LEN + 3 * SB_SYM_FUNC_LEN + 64];
 			uint64_t calls;
 			int seen;
 		} *leaves = calloc(r->nsamples, sizeof(*leaves));
@@ -486,7 +486,7 @@ static void test_top_rows(void **state)
 			for (size_t y = 0; y < r->nsymbols && !sym; y++)
 				if (r->symbols[y].pc == pc)
 					sym = &r->symbols[y];
-			char name[sizeof(leaves->name)], inl[sizeof(leaves->name)] = "";
+			char name[sizeof(leaves->name)], inl[2 * SB_SYM_FUNC_LEN] = "";
 			/* a leaf in inlined code (libc's, with its debug symbols installed): the
 			 * inlined functions first, as top names them (harness/cmd_top.c) */
 			size_t ninl = 0, len = 0;
