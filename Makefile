@@ -94,9 +94,10 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 # What every test program links besides the library: running the binary, held runs, runs
-# compared value by value.
+# compared value by value, Go's pprof reader.
 TEST_SUPPORT := $(BUILD)/tests/support/sbrun.o $(BUILD)/tests/support/live_run.o \
-                $(BUILD)/tests/support/runcmp.o $(BUILD)/tests/support/runfile.o
+                $(BUILD)/tests/support/runcmp.o $(BUILD)/tests/support/runfile.o \
+                $(BUILD)/tests/support/go_pprof.o
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(LIB)
 	$(call msg,LD,$@)

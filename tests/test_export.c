@@ -26,6 +26,7 @@
 #include "analysis/symbolize.h"
 #include "results/h5io.h"
 #include "sampler/cpuprofile.h"
+#include "tests/support/go_pprof.h"
 #include "tests/support/sbrun.h"
 
 static char bin[512];
@@ -354,11 +355,8 @@ static void test_pprof_go(void **state)
 	static char out[1 << 18];
 	char path[700], err[4096], id[24];
 
-	if (access("/usr/bin/go", X_OK) != 0) {
-		/* make deps installs golang-go; without it the check cannot run */
-		fprintf(stderr, "test_pprof_go: skipped: /usr/bin/go not installed\n");
+	if (!go_pprof_available("test_pprof_go")) /* make deps installs golang-go */
 		skip();
-	}
 	for (size_t i = 0; i < nruns; i++) {
 		const struct sb_run *r = &runs[i];
 		snprintf(id, sizeof(id), "%zu", i);
@@ -366,11 +364,8 @@ static void test_pprof_go(void **state)
 		assert_int_equal(run_cmd(NULL, 0, err, sizeof(err),
 					 ARGS("export", "-F", "pprof", h5, "--run", id, "-o", path)), 0);
 
-		int rc = run_cmd(out, sizeof(out), err, sizeof(err),
-				 ARGS("/usr/bin/go", "tool", "pprof", "-top", "-sample_index=samples",
-				      "-nodecount=100000", "-symbolize=none", path));
-		if (rc != 0)
-			fail_msg("go tool pprof -top failed (%d): %s", rc, err);
+		go_pprof_read(path, ARGS("-top", "-sample_index=samples", "-nodecount=100000",
+					 "-symbolize=none"), out, sizeof(out));
 		const char *t = strstr(out, "Total samples = ");
 		assert_non_null(t);
 		assert_int_equal(strtol(t + 16, NULL, 10), (long)r->nsamples);
@@ -398,11 +393,7 @@ static void test_pprof_go(void **state)
 		assert_int_equal(flat_sum, (long)r->nsamples);
 		assert_true(functions >= 2);
 
-		rc = run_cmd(out, sizeof(out), err, sizeof(err),
-			     ARGS("/usr/bin/go", "tool", "pprof", "-tags", "-sample_index=samples",
-				  path));
-		if (rc != 0)
-			fail_msg("go tool pprof -tags failed (%d): %s", rc, err);
+		go_pprof_read(path, ARGS("-tags", "-sample_index=samples"), out, sizeof(out));
 		int with_tid = 0;
 		for (size_t j = 0; j < r->nsamples; j++)
 			with_tid += r->samples[j].tid >= 0;
@@ -587,22 +578,13 @@ static void test_thread_name_pprof(void **state)
 	uint64_t frame;
 	struct sb_run r = named_run(rows, samples, &sym, &frame);
 	static char out[1 << 16];
-	char path[700], err[4096];
+	char path[700];
 	long total;
 
-	if (access("/usr/bin/go", X_OK) != 0) {
-		fprintf(stderr, "test_thread_name_pprof: skipped: /usr/bin/go not installed\n");
+	if (!go_pprof_available("test_thread_name_pprof"))
 		skip();
-	}
 	snprintf(path, sizeof(path), "%s/named.pb.gz", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(export_pprof(f, &r), 6);
-	assert_int_equal(fclose(f), 0);
-	int rc = run_cmd(out, sizeof(out), err, sizeof(err),
-			 ARGS("/usr/bin/go", "tool", "pprof", "-tags", "-sample_index=samples", path));
-	if (rc != 0)
-		fail_msg("go tool pprof -tags failed (%d): %s", rc, err);
+	go_pprof(&r, 6, path, ARGS("-tags", "-sample_index=samples"), out, sizeof(out));
 	assert_int_equal(go_tag(out, "thread name", "encoder", &total), 2);
 	assert_int_equal(total, 4);
 	assert_int_equal(go_tag(out, "thread name", "decoder", &total), 1);

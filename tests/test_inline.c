@@ -26,6 +26,7 @@
 #include "analysis/symbolize.h"
 #include "core/run.h"
 #include "results/h5io.h"
+#include "tests/support/go_pprof.h"
 #include "tests/support/sbrun.h"
 
 static volatile uint64_t inner_pc;   /* an address inside hot_inner's inlined body */
@@ -341,32 +342,20 @@ static void test_pprof_go(void **state)
 	uint64_t frames[8];
 	struct sb_run r = inline_run(samples, frames);
 	static char out[1 << 16];
-	char path[600], err[4096], want[64];
+	char path[600], want[64];
 
 #if !defined(__linux__) || !(defined(__x86_64__) || defined(__aarch64__))
 	skip();
 #endif
-	if (access("/usr/bin/go", X_OK) != 0) {
-		fprintf(stderr, "test_pprof_go: skipped: /usr/bin/go not installed\n");
+	if (!go_pprof_available("test_pprof_go"))
 		skip();
-	}
 	snprintf(path, sizeof(path), "%s/inline.pb.gz", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(export_pprof(f, &r), 4);
-	assert_int_equal(fclose(f), 0);
-	int rc = sbrun("/usr/bin/go", ARGS("tool", "pprof", "-traces", "-sample_index=samples",
-					    path), out, sizeof(out), err, sizeof(err));
-	if (rc != 0)
-		fail_msg("go tool pprof -traces failed (%d): %s", rc, err);
+	go_pprof(&r, 4, path, ARGS("-traces", "-sample_index=samples"), out, sizeof(out));
 	assert_int_equal(count_traces(out, "hot_inner (inline);hot_outer;setup"), 2);
 	assert_int_equal(count_traces(out, "hot_leaf (inline);hot_inner (inline);hot_outer;setup"),
 			 1);
 	assert_int_equal(count_traces(out, "hot_outer;setup"), 1);
-	rc = sbrun("/usr/bin/go", ARGS("tool", "pprof", "-raw", path), out, sizeof(out), err,
-		   sizeof(err));
-	if (rc != 0)
-		fail_msg("go tool pprof -raw failed (%d): %s", rc, err);
+	go_pprof_read(path, ARGS("-raw"), out, sizeof(out));
 	snprintf(want, sizeof(want), "hot_outer :%d ", hot_call_line);
 	if (!strstr(out, want))
 		fail_msg("no '%s' in go tool pprof -raw:\n%s", want, out);
