@@ -136,15 +136,37 @@ static int name_functions(struct sb_symbolizer *sym, const void *const *fns, int
 	return n;
 }
 
-/* Index of the first name in names[0..n) that is pc's function, or -1. */
-static int match_name(const struct sb_run *r, uint64_t pc, char names[][SB_SYM_FUNC_LEN], int n)
+/* pc's frames as the source has them, innermost first, into out[0..max): the functions
+ * inlined at pc (the run's inline chains, DWARF), then the function that holds it (its
+ * symbol). Returns how many: 0 when no symbol names pc. */
+static int logical_frames(const struct sb_run *r, uint64_t pc, const char **out, int max)
 {
 	const struct sb_symbol *sy = symbol_find(r->symbols, r->nsymbols, pc);
+	size_t ninl = 0;
+	int n = 0;
+
 	if (!sy)
-		return -1;
-	for (int k = 0; k < n; k++)
-		if (same_function(sy->function, names[k]))
-			return k;
+		return 0;
+	const struct sb_inline_frame *c = inline_find(r->inlines, r->ninlines, pc, &ninl);
+	for (size_t d = 0; c && d < ninl && n < max - 1; d++)
+		out[n++] = c[d].function;
+	out[n++] = sy->function;
+	return n;
+}
+
+/* Index of the name in names[0..n) that names pc's innermost frame among those named
+ * (logical_frames), or -1. A PC in a declared function inlined into its caller is that
+ * function's (the inline builds); one in a helper inlined into a declared function (a
+ * system call wrapper, a progress tick) is the declared function's. */
+static int match_name(const struct sb_run *r, uint64_t pc, char names[][SB_SYM_FUNC_LEN], int n)
+{
+	const char *fr[SB_INLINE_MAX_DEPTH + 1];
+	int nfr = logical_frames(r, pc, fr, SB_INLINE_MAX_DEPTH + 1);
+
+	for (int d = 0; d < nfr; d++)
+		for (int k = 0; k < n; k++)
+			if (same_function(fr[d], names[k]))
+				return k;
 	return -1;
 }
 
@@ -211,12 +233,14 @@ static int true_func_shares(const struct sb_run *r, const struct workload *w, in
 
 enum chain_verdict { CHAIN_WRONG, CHAIN_RIGHT, CHAIN_UNWALKABLE };
 
-/* Judges one sample's user frames f[leaf..depth) against the workload's chain. A leaf in a
- * known module other than `own` (the workload's code, built with frame pointers) is
- * unwalkable: it lies in code without frame pointers (glibc's malloc, futex and barrier
- * waits), whose caller's return address is in no frame record, so a frame-pointer walk
- * cannot recover the caller and the sample says nothing about the chain. A leaf that no
- * module holds is judged (a wrong PC is wrong). A stack flagged truncated and at least
+/* Judges one sample's user frames f[leaf..depth) against the workload's chain, each frame
+ * read as its logical frames (a function inlined into it counts as a frame). A leaf in a
+ * known module other than `own` (the workload's code, in each of its builds: a walk by
+ * frame records that loses the callers in the nofp build is wrong there) is unwalkable:
+ * it lies in code without frame pointers (glibc's malloc, futex and barrier waits), whose
+ * caller's return address is in no frame record, so a frame-pointer walk cannot recover
+ * the caller and the sample says nothing about the chain. A leaf that no module holds is
+ * judged (a wrong PC is wrong). A stack flagged truncated and at least
  * CHAIN_CUT_MIN_FRAMES deep holds the chain when it holds its leaf-side part, in order, up
  * to where its frames end (deep's 200 frames against perf's 127-frame limit). */
 static enum chain_verdict judge_chain(const struct sb_run *r, const struct sb_sample *s,
@@ -227,9 +251,13 @@ static enum chain_verdict judge_chain(const struct sb_run *r, const struct sb_sa
 	if (sy && symbol_module_known(sy) && !symbol_is_kernel(sy) && strcmp(sy->module, own) != 0)
 		return CHAIN_UNWALKABLE;
 	int next = 0;
-	for (uint32_t d = leaf; d < s->depth && next < nchain; d++)
-		if (match_name(r, f[d], &chain[next], 1) == 0)
-			next++;
+	for (uint32_t d = leaf; d < s->depth && next < nchain; d++) {
+		const char *fr[SB_INLINE_MAX_DEPTH + 1];
+		int nfr = logical_frames(r, f[d], fr, SB_INLINE_MAX_DEPTH + 1);
+		for (int i = 0; i < nfr && next < nchain; i++)
+			if (same_function(fr[i], chain[next]))
+				next++;
+	}
 	if (next == nchain)
 		return CHAIN_RIGHT;
 	if ((s->flags & SB_SAMPLE_TRUNCATED) && next > 0 &&

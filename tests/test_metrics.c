@@ -221,6 +221,20 @@ static void fake_symbols(struct fake *f, const uint64_t *own, int nown)
 		}
 }
 
+/* Adds to f's symbols a kernel frame of an imported profile at pseudo PC pc, named name: it
+ * must be above every other symbol's PC, so the table stays sorted. */
+static void fake_kernel_symbol(struct fake *f, uint64_t pc, const char *name)
+{
+	f->r.symbols = realloc(f->r.symbols, (f->r.nsymbols + 1) * sizeof(*f->r.symbols));
+	assert_non_null(f->r.symbols);
+	assert_true(f->r.nsymbols == 0 || f->r.symbols[f->r.nsymbols - 1].pc < pc);
+	struct sb_symbol *k = &f->r.symbols[f->r.nsymbols++];
+	memset(k, 0, sizeof(*k));
+	k->pc = pc;
+	snprintf(k->module, sizeof(k->module), "%s", SB_SYM_MODULE_KERNEL);
+	snprintf(k->function, sizeof(k->function), "%s", name);
+}
+
 /* stack_correct_fraction judges the walkable samples; a leaf in a known module other
  * than the workload's is unwalkable (stack_unwalkable_fraction), a leaf in no module is
  * judged; a stack cut at a frame limit (flagged, >= 64 frames) is judged on the chain's
@@ -302,13 +316,7 @@ static void test_function_split(void **state)
 		w.func_share_measured = measured;
 		fake_init(&f, SB_CLOCK_CPU, 100);
 		fake_symbols(&f, own, 3);
-		f.r.symbols = realloc(f.r.symbols, (f.r.nsymbols + 1) * sizeof(*f.r.symbols));
-		assert_non_null(f.r.symbols);
-		struct sb_symbol *k = &f.r.symbols[f.r.nsymbols++]; /* the highest pc: stays sorted */
-		memset(k, 0, sizeof(*k));
-		k->pc = K;
-		snprintf(k->module, sizeof(k->module), "%s", SB_SYM_MODULE_KERNEL);
-		snprintf(k->function, sizeof(k->function), "copy_user_generic");
+		fake_kernel_symbol(&f, K, "copy_user_generic");
 		assert_int_equal(run_alloc_stats(&f.r), 0);
 		run_add_stat(&f.r, "func_work_0", 1000);
 		run_add_stat(&f.r, "func_work_1", 3000);
@@ -331,6 +339,47 @@ static void test_function_split(void **state)
 	run_free(&f.r);
 }
 
+/* A frame's inlined functions count as frames, innermost first (the inline builds,
+ * docs/workloads.md "Variants"): a leaf in a declared function inlined into its caller is
+ * that function's, one in a helper inlined into a declared function is the declared
+ * function's, and the chain finds a callee and the caller it was inlined into in one
+ * frame. Without the inline chains every sample here would be charged to the wrong
+ * function or judged a wrong stack. */
+static void test_inline_frames(void **state)
+{
+	(void)state;
+	const uint64_t A = (uint64_t)(uintptr_t)chain_leaf + 1, B = (uint64_t)(uintptr_t)chain_root + 1;
+	const uint64_t G = (uint64_t)(uintptr_t)chain_other + 1, own[] = { A, B, G };
+	struct workload w = { .name = "fake",
+			      .chain = { (const void *)chain_other, (const void *)chain_root, NULL },
+			      .funcs = { (const void *)chain_leaf, (const void *)chain_other, NULL },
+			      .func_share = { 0.5, 0.5 } };
+	struct sb_inline_frame rows[2] = { { .pc = A }, { .pc = B } };
+	struct fake f;
+
+	/* at A a helper inlined into chain_leaf; at B chain_other inlined into chain_root */
+	snprintf(rows[0].function, sizeof(rows[0].function), "wl_progress_tick");
+	snprintf(rows[1].function, sizeof(rows[1].function), "chain_other");
+	if (A > B) { /* sorted by pc */
+		struct sb_inline_frame t = rows[0];
+		rows[0] = rows[1];
+		rows[1] = t;
+	}
+	fake_init(&f, SB_CLOCK_CPU, 100);
+	fake_symbols(&f, own, 3);
+	f.r.inlines = malloc(sizeof(rows));
+	assert_non_null(f.r.inlines);
+	memcpy(f.r.inlines, rows, sizeof(rows));
+	f.r.ninlines = 2;
+	fake_stack(&f, (const uint64_t[]){ B }, 1, 0);
+	fake_stack(&f, (const uint64_t[]){ A, B }, 2, 0);
+	fake_stack(&f, (const uint64_t[]){ A, G }, 2, 0); /* chain_root missing: wrong */
+	metrics_compute(&f.r, &w);
+	assert_float_equal(f.r.metrics.function_tvd, 1.0 / 6, 1e-9); /* counts 2 : 1 */
+	assert_float_equal(f.r.metrics.stack_correct_fraction, 2.0 / 3, 1e-9);
+	run_free(&f.r);
+}
+
 /* kernel_sample_fraction: samples whose leaf frame is the kernel's, a kernel address or an
  * imported frame named as the kernel's; NaN when none is. kernel_true_fraction from the
  * threads' user and system time. */
@@ -345,13 +394,7 @@ static void test_kernel_fraction(void **state)
 
 	fake_init(&f, SB_CLOCK_CPU, 100);
 	fake_symbols(&f, own, 3);
-	f.r.symbols = realloc(f.r.symbols, (f.r.nsymbols + 1) * sizeof(*f.r.symbols));
-	assert_non_null(f.r.symbols);
-	struct sb_symbol *k = &f.r.symbols[f.r.nsymbols++]; /* the highest pc: stays sorted */
-	memset(k, 0, sizeof(*k));
-	k->pc = K;
-	snprintf(k->module, sizeof(k->module), "%s", SB_SYM_MODULE_KERNEL);
-	snprintf(k->function, sizeof(k->function), "copy_user_generic");
+	fake_kernel_symbol(&f, K, "copy_user_generic");
 	assert_int_equal(run_alloc_stats(&f.r), 0);
 	run_add_stat(&f.r, "truth_user_ns", 3e9);
 	run_add_stat(&f.r, "truth_sys_ns", 1e9);
@@ -535,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_stack_chain),
 		cmocka_unit_test(test_function_split),
 		cmocka_unit_test(test_kernel_fraction),
+		cmocka_unit_test(test_inline_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
