@@ -11,7 +11,7 @@ CC       ?= cc
 V        ?= 0
 
 DEBS := libgoogle-perftools-dev libcmocka-dev libhdf5-dev hdf5-tools google-perftools golang-go \
-        pkg-config zlib1g-dev libdw-dev libelf-dev libcjson-dev \
+        pkg-config zlib1g-dev libdw-dev libelf-dev libunwind-dev libcjson-dev \
         python3-h5py python3-numpy python3-matplotlib chromium xz-utils clang bpftrace npm \
         sysprof dbus-daemon dbus-bin polkitd
 
@@ -35,7 +35,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
            -Wall -Wextra -Werror -pthread -I. $(HDF5_CFLAGS) -I$(BUILD)/gen
 LDFLAGS += -pthread -rdynamic
-LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lz -lcjson -ldl -lrt -lm
+LDLIBS  += $(HDF5_LIBS) -lhdf5_hl -ldw -lelf -lunwind -lz -lcjson -ldl -lrt -lm
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -O1
 LDFLAGS += -fsanitize=$(SANITIZE)
@@ -219,7 +219,7 @@ gate-quick: deps $(BIN)
 	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 
 # The workloads profile of ci/matrix (every healthy built-in on every shipped workload, 5 x
-# 1 s a cell, ~11 min on 2 cores) judged by ci/budgets: no false alarm on any workload.
+# 1 s a cell, ~12 min on 2 cores) judged by ci/budgets: no false alarm on any workload.
 # A benchmark like gate-quick, with its confirmation; .ci/run runs it after gate-quick.
 .PHONY: gate-workloads
 gate-workloads: deps $(BIN)
@@ -330,7 +330,7 @@ $(BUILD)/agent-pic/%.o: %.c | deps
 
 $(AGENT): $(AGENT_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -pthread -Wl,-z,defs -o $@ $^ -ldl -lrt -lm
+	$(Q)$(CC) -shared -pthread -Wl,-z,defs -o $@ $^ -lunwind -ldl -lrt -lm
 
 $(BUILD)/examples/%.so: examples/%.c sampler/sampbench_sampler.h
 	$(call msg,CC,$<)

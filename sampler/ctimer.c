@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/util.h"
+#include "sampler/ctimer.h"
 #include "sampler/sampler.h"
 #include "sampler/sigsample.h"
 #include "sampler/threads.h"
@@ -27,6 +28,7 @@ static uint64_t ctimer_period_ns;
 static uint64_t ctimer_seed;
 static _Atomic int ctimer_running;
 static struct sigsample_counters ctimer_counters;
+static sigsample_walk_fn ctimer_walk; /* NULL: frame records */
 static _Atomic uint64_t ctimer_overruns, ctimer_timers, ctimer_timer_errors;
 
 static __thread timer_t ctimer_timer SB_TLS;
@@ -56,7 +58,7 @@ static void ctimer_handler(int sig, siginfo_t *si, void *ucp)
 	}
 	errno = saved_errno;
 	sigsample_record(ctimer_sink, ucp, t0, (double)ctimer_period_ns * (1 + overrun), lag,
-			 ctimer_max_depth, &ctimer_counters);
+			 ctimer_max_depth, ctimer_walk, &ctimer_counters);
 }
 
 static uint64_t splitmix64(uint64_t x)
@@ -105,10 +107,11 @@ static void ctimer_thread_stop(int index)
 	timer_delete(ctimer_timer);
 }
 
-static int ctimer_start(const struct sb_config *cfg, struct sb_sink *sink)
+int ctimer_start_walk(const struct sb_config *cfg, struct sb_sink *sink, sigsample_walk_fn walk)
 {
 	struct sigaction sa;
 
+	ctimer_walk = walk;
 	ctimer_sink = sink;
 	ctimer_max_depth = cfg->max_depth;
 	ctimer_period_ns = (uint64_t)(1e9 / cfg->hz);
@@ -123,6 +126,11 @@ static int ctimer_start(const struct sb_config *cfg, struct sb_sink *sink)
 		return -1;
 	atomic_store(&ctimer_running, 1);
 	return 0;
+}
+
+static int ctimer_start(const struct sb_config *cfg, struct sb_sink *sink)
+{
+	return ctimer_start_walk(cfg, sink, NULL);
 }
 
 /* Threads delete their own timers in thread_stop; a thread still alive keeps an armed

@@ -30,7 +30,7 @@ static void itimer_handler(int sig, siginfo_t *si, void *ucp)
 		atomic_fetch_add_explicit(&itimer_counters.late, 1, memory_order_relaxed);
 		return;
 	}
-	sigsample_record(itimer_sink, ucp, t0, itimer_period_ns, NAN, itimer_max_depth,
+	sigsample_record(itimer_sink, ucp, t0, itimer_period_ns, NAN, itimer_max_depth, NULL,
 			 &itimer_counters);
 }
 

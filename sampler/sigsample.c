@@ -10,17 +10,23 @@
 #include "sampler/threads.h"
 
 void sigsample_record(struct sb_sink *sink, const void *ucp, uint64_t t0, double weight_ns,
-		      double stop_latency_ns, uint32_t max_depth, struct sigsample_counters *c)
+		      double stop_latency_ns, uint32_t max_depth, sigsample_walk_fn walk,
+		      struct sigsample_counters *c)
 {
 	int saved_errno = errno;
 	struct sb_regs regs;
 	uint64_t pcs[SB_MAX_FRAMES];
 	uint32_t depth = 0;
+	enum sb_walk_end end;
 
 	if (max_depth == 0 || max_depth > SB_MAX_FRAMES)
 		max_depth = SB_MAX_FRAMES;
-	regs_from_ucontext(ucp, &regs);
-	enum sb_walk_end end = fp_walk(&regs, &sb_self_bounds, pcs, max_depth, &depth, NULL, NULL);
+	if (walk) {
+		end = walk(ucp, pcs, max_depth, &depth);
+	} else {
+		regs_from_ucontext(ucp, &regs);
+		end = fp_walk(&regs, &sb_self_bounds, pcs, max_depth, &depth, NULL, NULL);
+	}
 
 	struct sb_sample s = sample_unknown();
 	s.time_ns = t0;

@@ -6,7 +6,7 @@
 
 extern const struct sampler sampler_none;
 extern const struct sampler sampler_itimer;
-extern const struct sampler sampler_ctimer;
+extern const struct sampler sampler_ctimer, sampler_ctimer_unwind;
 extern const struct sampler sampler_perf;
 extern const struct sampler sampler_ptrace;
 extern const struct sampler sampler_mach, sampler_mach_idle;
@@ -19,6 +19,7 @@ const struct sampler *const sb_sampler_table[] = {
 	&sampler_none,
 	&sampler_itimer,
 	&sampler_ctimer,
+	&sampler_ctimer_unwind,
 	&sampler_perf,
 	&sampler_ptrace,
 	&sampler_mach,
