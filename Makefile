@@ -50,7 +50,17 @@ WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
 MATRIX := ci/matrix
 include mk/darwin.mk
 
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# Build variants (workloads/workload.h, docs/workloads.md "Variants"): these workloads are
+# compiled again into objects of their own, without frame pointers (nofp) and with their
+# measured functions inlined (inline); workloads/table.c lists each build. deep has no
+# inline build: its recursion goes through a table of functions.
+WL_VARIANTS_nofp   := deep hotspot alias burst kernel
+WL_VARIANTS_inline := hotspot alias burst kernel
+VARIANT_CFLAGS_nofp   := -fomit-frame-pointer -momit-leaf-frame-pointer -DWL_VARIANT_NOFP
+VARIANT_CFLAGS_inline := -DWL_VARIANT_INLINE
+VARIANT_OBJS := $(foreach v,nofp inline,$(WL_VARIANTS_$(v):%=$(BUILD)/workloads/%.$(v).o))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(VARIANT_OBJS)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 FUZZ_DIR := $(BUILD)/tests/fuzz
@@ -84,6 +94,15 @@ $(BUILD)/%.o: %.c | deps
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The flags come last, so -fomit-frame-pointer overrides CFLAGS' -fno-omit-frame-pointer.
+define variant_rule
+$(BUILD)/workloads/%.$(1).o: workloads/%.c | deps $(VERSION_H)
+	$$(call msg,CC,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CFLAGS) $$(VARIANT_CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
+endef
+$(foreach v,nofp inline,$(eval $(call variant_rule,$(v))))
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -379,7 +398,7 @@ darwin-check: deps $(DARWIN_TESTS)
 	  kind=$$(file -b $$t 2>/dev/null || od -An -tx1 -N4 $$t); \
 	  case "$$kind" in *Mach-O*|*"cf fa ed fe"*) ;; *) echo "sampbench: $$t is not Mach-O: $$kind" >&2; exit 1;; esac; \
 	  echo "  DARWIN  $$t: $$kind"; done
-	@echo "darwin-check: $(words $(DARWIN_CHECK_SRCS)) sources x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
+	@echo "darwin-check: $(words $(DARWIN_CHECK_SRCS)) sources and $(words $(VARIANT_OBJS)) workload variants x $(words $(DARWIN_TARGETS)) targets compiled with -Werror, core test linked (not run: no Mac here)"
 
 # The compiler path, installed on first use (ci/darwin-toolchain.sh: one line on failure).
 $(DARWIN_BUILD)/zig: FORCE
@@ -393,13 +412,24 @@ $(DARWIN_BUILD)/inc/gperftools/profiler.h: /usr/include/gperftools/profiler.h
 	@mkdir -p $(@D)
 	$(Q)cp $< $@
 
+# The workloads' build variants too (VARIANT_OBJS), each with its variant's flags.
 define darwin_target
 $(DARWIN_BUILD)/$(1)/%.o: %.c $(DARWIN_BUILD)/zig $(DARWIN_BUILD)/inc/gperftools/profiler.h | $(VERSION_H)
 	$$(call msg,CC-MAC,$(1)/$$<)
 	@mkdir -p $$(@D)
 	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
 
-$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_CHECK_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
+$(DARWIN_BUILD)/$(1)/workloads/%.nofp.o: workloads/%.c $(DARWIN_BUILD)/zig | $(VERSION_H)
+	$$(call msg,CC-MAC,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) $$(VARIANT_CFLAGS_nofp) -MMD -MP -c $$< -o $$@
+
+$(DARWIN_BUILD)/$(1)/workloads/%.inline.o: workloads/%.c $(DARWIN_BUILD)/zig | $(VERSION_H)
+	$$(call msg,CC-MAC,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) $$(DARWIN_CFLAGS) $$(VARIANT_CFLAGS_inline) -MMD -MP -c $$< -o $$@
+
+$(DARWIN_BUILD)/$(1)/test_core: $(DARWIN_CHECK_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(VARIANT_OBJS:$(BUILD)/%=$(DARWIN_BUILD)/$(1)/%) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o
 	$$(call msg,LD-MAC,$$@)
 	$$(Q)"$$$$(cat $(DARWIN_BUILD)/zig)" cc -target $(1) -pthread -o $$@ \
 	  $(DARWIN_CORE_SRCS:%.c=$(DARWIN_BUILD)/$(1)/%.o) $(DARWIN_BUILD)/$(1)/tests/darwin/test_core.o

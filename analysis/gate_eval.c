@@ -14,6 +14,7 @@
 #include "analysis/metrics.h"
 #include "analysis/mwu.h"
 #include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 /* --- evaluation --- */
 
@@ -29,17 +30,31 @@ static double var_value(int v, const struct cell *c, const struct sb_host *h)
 	return NAN;
 }
 
-/* Value of a name variable (workload, sampler, build, clock, scope) for cell c on host h. */
+/* Value of a name variable (sampler, build, clock, scope) for cell c on host h. */
 static const char *name_value(int v, const struct cell *c, const struct sb_host *h)
 {
 	switch (v) {
-	case V_WORKLOAD: return c->workload;
 	case V_SAMPLER: return c->sampler;
 	case V_BUILD: return h->build;
 	case V_CLOCK: return c->cls.clock == SB_CLOCK_WALL ? "wall" : "cpu";
 	case V_SCOPE: return (c->cls.caps & SB_CAP_PROCESS_WIDE) ? "process" : "thread";
 	}
 	return "";
+}
+
+/* Is name variable v of cell c on host h `name`? A cell's workload is named without its
+ * build variant (`workload=hotspot` holds on hotspot@nofp: docs/workloads.md
+ * "Variants"), and `variant` is that variant, fp for the plain build. */
+static int name_is(int v, const struct cell *c, const struct sb_host *h, const char *name)
+{
+	const char *at = strchr(c->workload, '@');
+	size_t plain = at ? (size_t)(at - c->workload) : strlen(c->workload);
+
+	if (v == V_WORKLOAD)
+		return strlen(name) == plain && !strncmp(c->workload, name, plain);
+	if (v == V_VARIANT)
+		return !strcmp(at ? at + 1 : WL_VARIANT_FP, name);
+	return !strcmp(name_value(v, c, h), name);
 }
 
 /* Does the cell's class claim capability `name` (`has=weights`, `has=tick`)? */
@@ -72,7 +87,7 @@ static int budget_applies(const struct gate_budget *b, const struct cell *c,
 			continue;
 		}
 		if (IS_NAME_VAR(k->lhs)) {
-			if ((strcmp(name_value(k->lhs, c, h), k->name) == 0) != (k->op == GATE_EQ))
+			if (name_is(k->lhs, c, h, k->name) != (k->op == GATE_EQ))
 				return 0;
 			continue;
 		}

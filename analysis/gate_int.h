@@ -13,10 +13,11 @@
 
 #include "analysis/gate.h"
 
-/* Condition variables: numbers (threads .. tick) and names (workload .. has). clock, scope
- * and has select samplers by class (docs/gate.md "Classes"). */
+/* Condition variables: numbers (threads .. tick) and names (workload .. variant). clock,
+ * scope and has select samplers by class (docs/gate.md "Classes"); workload names a
+ * workload without its build variant, variant that variant (fp for the plain build). */
 enum gate_var { V_THREADS, V_HZ, V_CORES, V_TICK, V_WORKLOAD, V_SAMPLER, V_BUILD, V_CLOCK,
-		V_SCOPE, V_HAS, V_NVARS };
+		V_SCOPE, V_HAS, V_VARIANT, V_NVARS };
 #define IS_NAME_VAR(v) ((v) >= V_WORKLOAD)
 extern const char *const gate_var_names[V_NVARS];
 

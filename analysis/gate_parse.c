@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "sampler/sampler.h"
+#include "workloads/workload.h"
 
 #define GATE_MAX_TEXT (1 << 20)
 
 const char *const gate_var_names[V_NVARS] = { "threads", "hz", "cores", "tick", "workload",
-					       "sampler", "build", "clock", "scope", "has" };
+					       "sampler", "build", "clock", "scope", "has",
+					       "variant" };
 
 const struct gate_cap_name gate_cap_names[GATE_NCAPS] = {
 	{ "process_wide", SB_CAP_PROCESS_WIDE }, { "thread_ids", SB_CAP_THREAD_IDS },
@@ -192,7 +194,8 @@ static int parse_cond(struct conf_lex *p, const char *s, struct gate_cond *c)
 	c->lhs = var_index(lhs);
 	if (c->lhs < 0)
 		return conf_err(p, "unknown variable '%s' in condition '%s' (expected threads, hz, "
-			       "cores, tick, workload, sampler, build, clock, scope or has)", lhs, s);
+			       "cores, tick, workload, variant, sampler, build, clock, scope or has)",
+			       lhs, s);
 	if (!*rhs)
 		return conf_err(p, "condition '%s' has no right side", s);
 	if (IS_NAME_VAR(c->lhs)) {
@@ -206,6 +209,8 @@ static int parse_cond(struct conf_lex *p, const char *s, struct gate_cond *c)
 			return conf_err(p, "unknown clock '%s' (expected cpu or wall)", rhs);
 		if (c->lhs == V_SCOPE && strcmp(rhs, "process") && strcmp(rhs, "thread"))
 			return conf_err(p, "unknown scope '%s' (expected process or thread)", rhs);
+		if (c->lhs == V_VARIANT && !workload_variant_known(rhs))
+			return conf_err(p, "unknown variant '%s' (expected fp, nofp or inline)", rhs);
 		if (c->lhs == V_HAS) {
 			unsigned cap;
 			if (strcmp(rhs, "tick") && gate_cap_find(rhs, &cap) != 0)

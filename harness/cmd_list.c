@@ -109,8 +109,11 @@ int cmd_list(int argc, char **argv)
 		printf("  %-16s %-4s %s%s\n", s->name, clock_name(s->clock), s->description, notes);
 	}
 	printf("workloads:\n");
-	for (size_t i = 0; workload_at(i); i++)
-		printf("  %-16s %s\n", workload_at(i)->name, workload_at(i)->description);
+	for (size_t i = 0; workload_at(i); i++) {
+		const struct workload *w = workload_at(i);
+		printf("  %-16s %s%s%s%s\n", w->name, w->description, w->variant ? " [" : "",
+		       w->variant ? w->variant : "", w->variant ? " build]" : "");
+	}
 	struct tool tools[TOOL_MAX];
 	size_t n = 0;
 	char err[256];

@@ -7,6 +7,7 @@
 #include "harness/session.h"
 #include "harness/tool.h"
 #include "sampler/plugin.h"
+#include "workloads/workload.h"
 
 #define SB_MAX_HZ 20000.0
 #define SB_MAX_LIST 32
@@ -26,6 +27,7 @@ static struct env {
 	const char *samplers;
 	const char *tools;
 	const char *workloads;
+	const char *variants;
 	int threads[SB_MAX_LIST];
 	int nthreads;
 	double hz;
@@ -101,6 +103,9 @@ const struct opt cmd_run_options[] = {
 		   "tools, comma separated: the built-in recipes ('sampbench list')\n"
 		   "or a recipe file ./NAME.recipe (docs/tools.md)"),
 	OPT_STRING('w', "workload", &env.workloads, "LIST", "workloads, comma separated"),
+	OPT_STRING(0, "variant", &env.variants, "LIST",
+		   "build variants of each workload, comma separated: fp (the plain\n"
+		   "build, default), nofp, inline (docs/workloads.md \"Variants\")"),
 	OPT_CALLBACK('t', "threads", NULL, "LIST", parse_threads,
 		     "workload threads, comma separated, each 1..256 (default 4)"),
 	OPT_NUMBER('z', "hz", &env.hz, "F", 0, SB_MAX_HZ, NULL,
@@ -170,12 +175,53 @@ static int resolve_tools(char *s)
 	return 0;
 }
 
+/* Fills out[] with each of the n workloads names[] in each build variant of the comma
+ * list vlist (modified), workload-major. Returns how many, or -1 after one line on
+ * stderr: an unknown workload or variant, a workload without that build, too many. */
+static int resolve_workloads(char **names, int n, char *vlist, const struct workload **out)
+{
+	char *vnames[SB_MAX_LIST];
+	int nv = split_list(vlist, vnames, SB_MAX_LIST), k = 0;
+
+	if (nv <= 0) {
+		sb_err("variant list is empty or longer than %d", SB_MAX_LIST);
+		return -1;
+	}
+	for (int j = 0; j < nv; j++)
+		if (!workload_variant_known(vnames[j])) {
+			sb_err("unknown variant '%s' (expected fp, nofp or inline)", vnames[j]);
+			return -1;
+		}
+	for (int i = 0; i < n; i++) {
+		const struct workload *w = workload_find(names[i]);
+		if (!w) {
+			sb_err("unknown workload '%s' (see 'sampbench list')", names[i]);
+			return -1;
+		}
+		for (int j = 0; j < nv; j++) {
+			const struct workload *v = nv == 1 && !env.variants ? w
+						  : workload_variant(w, vnames[j]);
+			if (!v) {
+				sb_err("workload '%s' has no %s build (see 'sampbench list')",
+				       names[i], vnames[j]);
+				return -1;
+			}
+			if (k == SB_MAX_LIST) {
+				sb_err("more than %d workloads with their variants", SB_MAX_LIST);
+				return -1;
+			}
+			out[k++] = v;
+		}
+	}
+	return k;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	char *snames[SB_MAX_LIST], *wnames[SB_MAX_LIST];
 	const struct sampler *samplers[SB_MAX_LIST];
 	const struct workload *workloads[SB_MAX_LIST];
-	char *slist = NULL, *wlist = NULL, *tlist = NULL;
+	char *slist = NULL, *wlist = NULL, *tlist = NULL, *vlist = NULL;
 	struct run_spec *specs = NULL;
 	int rc = SB_EXIT_USAGE, ns = 0, nw;
 
@@ -190,7 +236,8 @@ int cmd_run(int argc, char **argv)
 
 	slist = strdup(env.samplers ? env.samplers : "");
 	wlist = strdup(env.workloads);
-	if (!slist || !wlist)
+	vlist = strdup(env.variants ? env.variants : WL_VARIANT_FP);
+	if (!slist || !wlist || !vlist)
 		goto cleanup;
 	if (env.tools && (!(tlist = strdup(env.tools)) || resolve_tools(tlist) != 0))
 		goto cleanup;
@@ -211,13 +258,8 @@ int cmd_run(int argc, char **argv)
 			if ((pass == 0) == !strcmp(s->name, "none"))
 				samplers[k++] = s;
 		}
-	for (int i = 0; i < nw; i++) {
-		workloads[i] = workload_find(wnames[i]);
-		if (!workloads[i]) {
-			sb_err("unknown workload '%s' (see 'sampbench list')", wnames[i]);
-			goto cleanup;
-		}
-	}
+	if ((nw = resolve_workloads(wnames, nw, vlist, workloads)) < 0)
+		goto cleanup;
 
 	for (size_t t = 0; t < ntools; t++)
 		samplers[ns++] = &tools[t]->as_sampler;
@@ -257,6 +299,7 @@ cleanup:
 	free(specs);
 	free(slist);
 	free(wlist);
+	free(vlist);
 	free(tlist);
 	return rc;
 }

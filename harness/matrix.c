@@ -4,6 +4,7 @@
 #include "harness/cli.h"
 #include "harness/matrix.h"
 #include "sampler/plugin.h"
+#include "workloads/workload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -102,6 +103,15 @@ static int set_key(struct conf_lex *p, struct mx_block *b, const char *key, char
 				return conf_err(p, "unknown workload '%s' (see 'sampbench list')", vals[i]);
 		}
 		b->nworkloads = n;
+	} else if (!strcmp(key, "variants")) {
+		for (int i = 0; i < n; i++) {
+			if (!workload_variant_known(vals[i]))
+				return conf_err(p, "unknown variant '%s' (expected fp, nofp or inline)",
+						vals[i]);
+			b->variants[i] = !strcmp(vals[i], "nofp") ? "nofp"
+					 : !strcmp(vals[i], "inline") ? "inline" : WL_VARIANT_FP;
+		}
+		b->nvariants = n;
 	} else if (!strcmp(key, "threads")) {
 		for (int i = 0; i < n; i++) {
 			if (parse_int(p, key, vals[i], 1, SB_MAX_THREADS, &l))
@@ -139,14 +149,44 @@ static int set_key(struct conf_lex *p, struct mx_block *b, const char *key, char
 			return -1;
 		b->seed = (unsigned long)l;
 	} else {
-		return conf_err(p, "unknown key '%s' (expected samplers, tools, workloads, threads, hz, "
-			       "reps, duration, watchdog, stack_kb, param or seed)", key);
+		return conf_err(p, "unknown key '%s' (expected samplers, tools, workloads, variants, "
+			       "threads, hz, reps, duration, watchdog, stack_kb, param or seed)", key);
 	}
 	return 0;
 }
 
-/* A block needs samplers or tools, and workloads; reported at its header line. */
-static int check_block(struct conf_lex *p, const struct mx_block *b)
+/* Replaces b's workloads with each one's builds in b's variants, workload-major. A
+ * workload without a build of a variant (deep has no inline build) runs in those it has;
+ * one with none of them is an error. Returns 0 or -1 (conf_err). */
+static int expand_variants(struct conf_lex *p, struct mx_block *b)
+{
+	const struct workload *out[MX_MAX_LIST];
+	int n = 0;
+
+	for (int i = 0; i < b->nworkloads; i++) {
+		int found = 0;
+		for (int j = 0; j < b->nvariants; j++) {
+			const struct workload *v = workload_variant(b->workloads[i], b->variants[j]);
+			if (!v)
+				continue;
+			if (n == MX_MAX_LIST)
+				return conf_err(p, "block [%s] has more than %d workloads with their "
+						"variants", b->profile, MX_MAX_LIST);
+			out[n++] = v;
+			found = 1;
+		}
+		if (!found)
+			return conf_err(p, "block [%s]: workload '%s' has none of its variants "
+					"(see 'sampbench list')", b->profile, b->workloads[i]->name);
+	}
+	memcpy(b->workloads, out, sizeof(out[0]) * (size_t)n);
+	b->nworkloads = n;
+	return 0;
+}
+
+/* A block needs samplers or tools, and workloads, then gets its variants; reported at its
+ * header line. */
+static int check_block(struct conf_lex *p, struct mx_block *b)
 {
 	int line = p->line;
 	int rc = 0;
@@ -156,6 +196,8 @@ static int check_block(struct conf_lex *p, const struct mx_block *b)
 		rc = conf_err(p, "block [%s] has no 'samplers' or 'tools'", b->profile);
 	else if (b->nworkloads == 0)
 		rc = conf_err(p, "block [%s] has no 'workloads'", b->profile);
+	else if (b->nvariants > 0)
+		rc = expand_variants(p, b);
 	p->line = line;
 	return rc;
 }
@@ -216,7 +258,7 @@ int matrix_parse(const char *text, const char *name, struct mx_matrix *m, char *
 		}
 		static const char *const keys[] = { "samplers", "workloads", "threads", "hz",
 						    "reps", "duration", "param", "seed", "tools",
-						    "watchdog", "stack_kb" };
+						    "watchdog", "stack_kb", "variants" };
 		for (unsigned k = 0; k < ARRAY_SIZE(keys); k++) {
 			if (strcmp(key, keys[k]))
 				continue;

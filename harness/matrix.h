@@ -35,6 +35,10 @@ struct mx_block {
 	int ntools;
 	const struct workload *workloads[MX_MAX_LIST];
 	int nworkloads;
+	/* `variants`: the build variants each workload runs in (docs/workloads.md
+	 * "Variants"), expanded into workloads[] at the block's end; none: as named */
+	const char *variants[MX_MAX_LIST];
+	int nvariants;
 	int threads[MX_MAX_LIST];
 	int nthreads;
 	double hz[MX_MAX_LIST];

@@ -98,6 +98,14 @@ static inline uintptr_t plat_strip_code_ptr(uintptr_t p)
 #define PLAT_DISTINCT_FN noinline, noclone, no_icf
 #endif
 
+/* A function inlined into every caller whose out-of-line copy (made because its address
+ * is taken) still names it: never folded with an identical one (GCC's no_icf). */
+#if defined(__clang__)
+#define PLAT_INLINED_FN always_inline
+#else
+#define PLAT_INLINED_FN always_inline, no_icf
+#endif
+
 /* Code in a section of its own (name: at most 16 characters), and the linker-made bounds
  * of that section: ELF brackets a section with __start_NAME/__stop_NAME, Mach-O names
  * them section$start$SEGMENT$NAME/section$end$SEGMENT$NAME (in __TEXT here). Use:

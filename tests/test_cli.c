@@ -174,6 +174,41 @@ static void test_threads_list(void **state)
 	assert_int_equal(thr[3], 2);
 }
 
+/* --variant: each workload in each build, workload-major; an unknown variant, or one a
+ * workload is not built in, is a usage error. */
+static void test_variants(void **state)
+{
+	(void)state;
+	char out[4096], path[700], wl[4][24];
+	snprintf(path, sizeof(path), "%s/variants.h5", tmpdir);
+	assert_int_equal(run_stdout(out, sizeof(out),
+				    ARGS("run", "-s", "none", "-w", "hotspot,deep", "--variant",
+					 "fp,nofp", "-t", "1", "-d", "0.1", "-o", path)),
+			 0);
+	unlink(path);
+	const char *line = strchr(out, '\n');
+	int n = 0;
+	for (; line && line[1] && n < 5; line = strchr(line + 1, '\n')) {
+		if (n == 4)
+			fail_msg("more than 4 runs: %s", out);
+		assert_int_equal(sscanf(line + 1, "none %23s", wl[n]), 1);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	assert_string_equal(wl[0], "hotspot");
+	assert_string_equal(wl[1], "hotspot@nofp");
+	assert_string_equal(wl[2], "deep");
+	assert_string_equal(wl[3], "deep@nofp");
+	expect_usage_error("unknown variant 'O3'",
+			   ARGS("run", "-s", "none", "-w", "hotspot", "--variant", "nofp,O3", "-o",
+				out_path));
+	expect_usage_error("workload 'deep' has no inline build",
+			   ARGS("run", "-s", "none", "-w", "hotspot,deep", "--variant", "inline",
+				"-o", out_path));
+	expect_usage_error("unknown workload 'hotspot@O3'",
+			   ARGS("run", "-s", "none", "-w", "hotspot@O3", "-o", out_path));
+}
+
 /* Baselines live under results/baselines/ by machine class; bad targets are refused. */
 static void test_baseline_paths(void **state)
 {
@@ -233,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_bad_hz),
 		cmocka_unit_test(test_bad_threads),
 		cmocka_unit_test(test_threads_list),
+		cmocka_unit_test(test_variants),
 		cmocka_unit_test(test_missing_and_unknown_options),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_existing_output_needs_force),

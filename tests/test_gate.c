@@ -317,6 +317,47 @@ static void test_budget_conditions_use_host_facts(void **state)
 	gate_result_free(&res);
 }
 
+/* A build variant's cell (hotspot@nofp) is its workload's for `workload=` and its own for
+ * `variant=`; the plain build is variant fp. Mutation: `workload=` comparing the whole
+ * name (fails: hotspot@nofp escapes the first rule). */
+static void test_variant_conditions(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	const char *names[] = { "hotspot", "hotspot@nofp", "hotspot@inline", "skewed" };
+
+	assert_int_equal(gate_config_parse("budget * rate_accuracy >= 0.9 if workload=hotspot\n"
+					   "budget * thread_tvd <= 0.001 if variant!=fp\n"
+					   "budget * thread_tvd <= 0.002 if variant=fp workload!=skewed\n",
+					   "v", &c2, e, sizeof(e)), 0);
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < 3; i++) {
+			struct sb_run *r = add_run(cur_runs, &ncur, "ctimer", names[w], 2, 100, i);
+			r->metrics.rate_accuracy = 0.5; /* fails where judged */
+			r->metrics.thread_tvd = 0.01;
+		}
+	struct gate_side c = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	assert_int_equal(gate_eval(&c2, NULL, &c, &res), 0);
+	int rate[4] = { 0 }, tvd[4] = { 0 };
+	for (size_t i = 0; i < res.nchecks; i++)
+		for (int w = 0; w < 4; w++)
+			if (!strcmp(res.checks[i].workload, names[w])) {
+				rate[w] += !strcmp(res.checks[i].metric, "rate_accuracy");
+				tvd[w] += !strcmp(res.checks[i].metric, "thread_tvd");
+			}
+	assert_int_equal(rate[0] + rate[1] + rate[2] + rate[3], 3); /* the three hotspot builds */
+	assert_int_equal(rate[3], 0);
+	assert_int_equal(tvd[0], 1); /* variant=fp */
+	assert_int_equal(tvd[1] + tvd[2], 2); /* variant!=fp */
+	assert_int_equal(tvd[3], 0); /* fp, but skewed */
+	gate_result_free(&res);
+	assert_int_equal(gate_config_parse("budget * rate_accuracy >= 0.9 if variant=O3\n", "v", &c2,
+					   e, sizeof(e)), -1);
+	assert_non_null(strstr(e, "unknown variant 'O3'"));
+}
+
 /* sign-test budgets: over the limit in 3 of 5 runs is noise, in 5 of 5 it is a verdict */
 static void test_sign_test_budget(void **state)
 {
@@ -1539,6 +1580,7 @@ int main(void)
 		cmocka_unit_test_setup(test_same_data_passes, setup),
 		cmocka_unit_test_setup(test_regression_needs_significance_and_effect, setup),
 		cmocka_unit_test_setup(test_budget_conditions_use_host_facts, setup),
+		cmocka_unit_test_setup(test_variant_conditions, setup),
 		cmocka_unit_test_setup(test_sign_test_budget, setup),
 		cmocka_unit_test_setup(test_worst_budget, setup),
 		cmocka_unit_test_setup(test_unreported_names_both, setup),

@@ -153,9 +153,31 @@ static void test_errors_name_the_line(void **state)
 	expect_error("[p]\nworkloads = skewed\n[q]\nsamplers = ctimer\nworkloads = skewed\n", 1,
 		     "block [p] has no 'samplers' or 'tools'");
 	expect_error("[p]\nsamplers = ctimer\n", 1, "has no 'workloads'");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nvariants = O3\n", 4,
+		     "unknown variant 'O3'");
+	/* a workload with none of the block's variants: at the block's header */
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nvariants = nofp\n", 1,
+		     "workload 'skewed' has none of its variants");
 	expect_error("[p]\nsamplers =\n", 2, "has no value");
 	assert_int_equal(matrix_parse("# nothing\n", "t", &m, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no [profile] blocks"));
+}
+
+/* `variants` crosses the workloads with their build variants, workload-major, whatever
+ * the key order; a workload runs in the variants it has (deep has no inline build). */
+static void test_variants_key(void **state)
+{
+	(void)state;
+	struct run_spec *specs;
+	assert_int_equal(matrix_parse("[p]\nvariants = fp, inline nofp\nsamplers = ctimer\n"
+				      "workloads = hotspot deep\nreps = 1\n",
+				      "t", &m, err, sizeof(err)), 0);
+	long n = matrix_specs(&m, "p", &specs, err, sizeof(err));
+	assert_int_equal(n, 5);
+	const char *want[] = { "hotspot", "hotspot@inline", "hotspot@nofp", "deep", "deep@nofp" };
+	for (long i = 0; i < n; i++)
+		assert_string_equal(specs[i].workload->name, want[i]);
+	free(specs);
 }
 
 static void test_load_missing_file(void **state)
@@ -262,7 +284,7 @@ static void check_workloads_profile(void)
 	for (long i = 0; i < n; i++)
 		secs += specs[i].duration_s + 0.3;
 	for (size_t w = 0; workload_at(w); w++)
-		for (size_t k = 0; sampler_at(k); k++) {
+		for (size_t k = 0; sampler_at(k) && !workload_at(w)->variant; k++) {
 			const struct sampler *sp = sampler_at(k);
 			if (sp->flags & (SB_SAMPLER_FAULT | SB_SAMPLER_TEST))
 				continue;
@@ -327,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_defaults_and_order),
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_tools_in_blocks),
+		cmocka_unit_test(test_variants_key),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_ci_matrix),
 		cmocka_unit_test(test_shards_partition_cells),

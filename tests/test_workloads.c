@@ -610,12 +610,86 @@ static void test_thread_names(void **state)
 		run_ok("none", w, 3, 250, 0.1, 6, &r);
 		for (size_t k = 0; k < r.nthread_rows; k++) {
 			char full[64], want[SB_THREAD_NAME_LEN];
-			snprintf(full, sizeof(full), "%s-%d", w, (int)r.thread_rows[k].index);
+			/* a build variant's threads go by the plain name */
+			snprintf(full, sizeof(full), "%.*s-%d", (int)strcspn(w, "@"), w,
+				 (int)r.thread_rows[k].index);
 			snprintf(want, sizeof(want), "%.*s", SB_THREAD_NAME_LEN - 1, full);
 			assert_string_equal(r.thread_rows[k].name, want);
 		}
 		run_free(&r);
 	}
+}
+
+/* The build variants (docs/workloads.md "Variants"): each build is in the table as
+ * "<name>@<variant>" with its plain build's truth, and is what its name says. mach walks
+ * frame records: on hotspot@nofp it loses hotspot_thread above the measured functions (they
+ * keep no frame record), on hotspot and hotspot@inline it keeps it; function_tvd finds the
+ * split in all three, in the inline build through DWARF's inline chains alone (the
+ * measured functions have no code of their own there). ctimer-unwind (libunwind, from
+ * .eh_frame) recovers hotspot_thread on hotspot@nofp. Mutations: the nofp objects built
+ * with frame pointers (fails: mach's stacks right there), the metrics reading no inline
+ * chains (fails: function_tvd NaN on hotspot@inline, no leaf names a declared function). */
+static void test_variants(void **state)
+{
+	(void)state;
+	static struct sb_run r; /* static: free_live_run() frees it if an assert fails */
+	const struct workload *hot = workload_find("hotspot");
+	const struct workload *nofp = workload_variant(hot, "nofp");
+	const struct workload *inl = workload_variant(hot, "inline");
+
+	assert_ptr_equal(workload_variant(hot, WL_VARIANT_FP), hot);
+	assert_ptr_equal(workload_variant(hot, NULL), hot);
+	assert_non_null(nofp);
+	assert_non_null(inl);
+	assert_string_equal(nofp->name, "hotspot@nofp");
+	assert_string_equal(inl->variant, "inline");
+	assert_ptr_equal(workload_variant(inl, WL_VARIANT_FP), hot);
+	assert_ptr_equal(workload_variant(nofp, "inline"), inl);
+	assert_null(workload_variant(workload_find("deep"), "inline"));
+	assert_null(workload_variant(workload_find("balanced"), "nofp"));
+	assert_false(workload_variant_known("O3"));
+	for (size_t i = 0; workload_at(i); i++) {
+		const struct workload *v = workload_at(i), *plain = workload_variant(v, NULL);
+		assert_non_null(plain);
+		assert_null(plain->variant);
+		assert_true(workload_variant_known(v->variant ? v->variant : WL_VARIANT_FP));
+		for (int k = 0; k < WL_MAX_FUNCS; k++) {
+			assert_true(!v->funcs[k] == !plain->funcs[k]);
+			assert_true(v->func_share[k] == plain->func_share[k]);
+		}
+		assert_true(v->func_share_measured == plain->func_share_measured);
+	}
+	if (!usable("mach"))
+		return;
+	const struct workload *builds[] = { hot, nofp, inl };
+	double correct[3];
+	for (int b = 0; b < 3; b++) {
+		run_ok("mach", builds[b]->name, 2, 250, 1.0, 0, &r);
+		correct[b] = r.metrics.stack_correct_fraction;
+		print_message("mach %s: samples %.0f function_tvd %.3f stack_correct %.3f "
+			      "inline rows %zu\n", builds[b]->name, r.metrics.nsamples,
+			      r.metrics.function_tvd, correct[b], r.ninlines);
+		assert_true(r.metrics.nsamples >= 200);
+		assert_true(r.metrics.function_tvd < 0.05 + 1 / sqrt(r.metrics.nsamples));
+		if (b == 2)
+			assert_true(r.ninlines > 0);
+		run_free(&r);
+	}
+	if (SIGNAL_STACKS_VALID) {
+		assert_true(correct[0] > 0.8);
+		assert_true(correct[1] < 0.5);
+		assert_true(correct[2] > 0.8);
+	}
+	/* An unwinder that reads the binary's CFI recovers what the walk lost. */
+	if (!SIGNAL_STACKS_VALID || !usable("ctimer-unwind"))
+		return;
+	run_ok("ctimer-unwind", nofp->name, 2, 250, 0.5, 0, &r);
+	print_message("ctimer-unwind %s: samples %.0f stack_correct %.3f walk_errors %.0f\n",
+		      nofp->name, r.metrics.nsamples, r.metrics.stack_correct_fraction,
+		      run_stat(&r, "walk_errors"));
+	assert_true(r.metrics.nsamples >= 100);
+	assert_true(r.metrics.stack_correct_fraction > 0.8);
+	run_free(&r);
 }
 
 /* Renames itself: a thread's name is the one it has at its end. */
@@ -654,6 +728,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
 		cmocka_unit_test_teardown(test_alias, free_live_run),       cmocka_unit_test_teardown(test_burst, free_live_run),
 		cmocka_unit_test_teardown(test_kernel, free_live_run),
+		cmocka_unit_test_teardown(test_variants, free_live_run),
 		cmocka_unit_test(test_helper_cpu_counted),
 		cmocka_unit_test_teardown(test_every_sampler, free_live_run),
 		cmocka_unit_test_teardown(test_thread_names, free_live_run),

@@ -14,48 +14,20 @@
  * iterations is the split of CPU time), written as the run's func_work stats; the split is
  * about 25/75 but measured, not declared: a thread kept from running in one phase shifts
  * it. ops counts chunks; each chunk's result is checked (checksum_errors) and ends with a
- * progress tick. */
+ * progress tick. Built three times (workload.h "build variants"): alias, alias@nofp,
+ * alias@inline. */
 #include "core/util.h"
 #include "platform/platform.h"
 #include "workloads/workload.h"
 
-#define ALIAS_ITERS 2000 /* iterations per chunk: a few µs, as hotspot's calls */
+#define ALIAS_ITERS WL_CHUNK_ITERS
 #define ALIAS_DEFAULT_HZ 100
 
 #define ALIAS_ATTR __attribute__((PLAT_DISTINCT_FN))
 
-/* Keeps the phase functions non-leaf (a frame record of their own; see hotspot.c). */
-static ALIAS_ATTR uint64_t alias_keep(uint64_t x)
-{
-	__asm__ volatile("" : "+r"(x));
-	return x;
-}
-
-/* Runs chunks until sb_now_ns() reaches until_ns; returns the iterations done. */
-#define ALIAS_BODY                                                                        \
-	{                                                                                 \
-		uint64_t done = 0;                                                        \
-		do {                                                                      \
-			uint64_t x = seed | 1;                                            \
-			for (uint64_t i = 0; i < ALIAS_ITERS; i++) {                      \
-				x ^= x << 13;                                             \
-				x ^= x >> 7;                                              \
-				x ^= x << 17;                                             \
-			}                                                                 \
-			x = alias_keep(x);                                                \
-			if (x != expected)                                                \
-				atomic_fetch_add_explicit(&t->checksum_errors, 1,         \
-							  memory_order_relaxed);          \
-			done += ALIAS_ITERS;                                              \
-			wl_progress_tick();                                               \
-		} while (sb_now_ns() < until_ns);                                         \
-		return done;                                                              \
-	}
-
-static ALIAS_ATTR uint64_t alias_a(struct wl_truth *t, uint64_t seed, uint64_t expected,
-				   uint64_t until_ns) ALIAS_BODY
-static ALIAS_ATTR uint64_t alias_b(struct wl_truth *t, uint64_t seed, uint64_t expected,
-				   uint64_t until_ns) ALIAS_BODY
+/* Each runs chunks until its phase ends (WL_CHUNK_FN); returns the iterations done. */
+WL_CHUNK_FN(WL_SPLIT_FN, alias_a)
+WL_CHUNK_FN(WL_SPLIT_FN, alias_b)
 
 /* The phase period in ns: the sampling period over param. */
 static uint64_t alias_period_ns(const struct wl_ctx *ctx)
@@ -81,8 +53,8 @@ static ALIAS_ATTR void alias_thread(struct wl_ctx *ctx, int index)
 	}
 }
 
-const struct workload workload_alias = {
-	.name = "alias",
+const struct workload WL_WORKLOAD(alias) = {
+	.name = "alias" WL_VARIANT_TAG,
 	.description = "first quarter of each sampling period (wall clock) in one function, "
 		       "the rest in another",
 	.thread_main = alias_thread,
@@ -90,4 +62,5 @@ const struct workload workload_alias = {
 	.funcs = { (const void *)alias_a, (const void *)alias_b, NULL },
 	.func_share = { 0.25, 0.75 },
 	.func_share_measured = true,
+	.variant = WL_VARIANT_NAME,
 };

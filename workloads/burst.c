@@ -12,52 +12,24 @@
  * a sleeping thread's leaf is burst_sleep (declared off-CPU), never a frameless libc
  * wrapper. Truth: func_ops[k], the iterations each function did (same loop body, so their
  * split is the split of CPU), written as the run's func_work stats; offcpu_ns, the time in
- * the sleeps; ops, the chunks done. Every chunk's result is checked (checksum_errors). */
+ * the sleeps; ops, the chunks done. Every chunk's result is checked (checksum_errors).
+ * Built three times (workload.h "build variants"): burst, burst@nofp, burst@inline. */
 #include <errno.h>
 
 #include "core/util.h"
 #include "platform/platform.h"
 #include "workloads/workload.h"
 
-#define BURST_ITERS 2000             /* iterations per chunk: a few µs, as hotspot's calls */
+#define BURST_ITERS WL_CHUNK_ITERS
 #define BURST_LONG_NS 5000000ull     /* a long burst */
 #define BURST_SHORT_NS 50000ull      /* a short burst */
 #define BURST_SHORTS (BURST_LONG_NS / BURST_SHORT_NS) /* short bursts per long one */
 
 #define BURST_ATTR __attribute__((PLAT_DISTINCT_FN))
 
-/* Keeps the burst functions non-leaf (a frame record of their own; see hotspot.c). */
-static BURST_ATTR uint64_t burst_keep(uint64_t x)
-{
-	__asm__ volatile("" : "+r"(x));
-	return x;
-}
-
-/* Runs chunks for ns of wall time; returns the iterations done. */
-#define BURST_BODY                                                                        \
-	{                                                                                 \
-		uint64_t done = 0, until = sb_now_ns() + ns;                              \
-		do {                                                                      \
-			uint64_t x = seed | 1;                                            \
-			for (uint64_t i = 0; i < BURST_ITERS; i++) {                      \
-				x ^= x << 13;                                             \
-				x ^= x >> 7;                                              \
-				x ^= x << 17;                                             \
-			}                                                                 \
-			x = burst_keep(x);                                                \
-			if (x != expected)                                                \
-				atomic_fetch_add_explicit(&t->checksum_errors, 1,         \
-							  memory_order_relaxed);          \
-			done += BURST_ITERS;                                              \
-			wl_progress_tick();                                               \
-		} while (sb_now_ns() < until);                                            \
-		return done;                                                              \
-	}
-
-static BURST_ATTR uint64_t burst_long(struct wl_truth *t, uint64_t seed, uint64_t expected,
-				      uint64_t ns) BURST_BODY
-static BURST_ATTR uint64_t burst_short(struct wl_truth *t, uint64_t seed, uint64_t expected,
-				       uint64_t ns) BURST_BODY
+/* Each runs chunks until until_ns (WL_CHUNK_FN); returns the iterations done. */
+WL_CHUNK_FN(WL_SPLIT_FN, burst_long)
+WL_CHUNK_FN(WL_SPLIT_FN, burst_short)
 
 /* Sleeps ns (absolute deadline: a signal does not shorten it); returns the wall time
  * slept. Counts interruptions. */
@@ -77,12 +49,12 @@ static BURST_ATTR void burst_thread(struct wl_ctx *ctx, int index)
 	uint64_t off = 0;
 
 	while (sb_now_ns() < ctx->deadline_ns) {
-		uint64_t done = burst_long(t, seed, expected, BURST_LONG_NS);
+		uint64_t done = burst_long(t, seed, expected, sb_now_ns() + BURST_LONG_NS);
 		atomic_fetch_add_explicit(&t->func_ops[0], done, memory_order_relaxed);
 		atomic_fetch_add_explicit(&t->ops, done / BURST_ITERS, memory_order_relaxed);
 		off += burst_sleep(t, BURST_LONG_NS);
 		for (uint64_t k = 0; k < BURST_SHORTS && sb_now_ns() < ctx->deadline_ns; k++) {
-			done = burst_short(t, seed, expected, BURST_SHORT_NS);
+			done = burst_short(t, seed, expected, sb_now_ns() + BURST_SHORT_NS);
 			atomic_fetch_add_explicit(&t->func_ops[1], done, memory_order_relaxed);
 			atomic_fetch_add_explicit(&t->ops, done / BURST_ITERS, memory_order_relaxed);
 			off += burst_sleep(t, BURST_SHORT_NS);
@@ -91,8 +63,8 @@ static BURST_ATTR void burst_thread(struct wl_ctx *ctx, int index)
 	atomic_fetch_add(&t->offcpu_ns, off);
 }
 
-const struct workload workload_burst = {
-	.name = "burst",
+const struct workload WL_WORKLOAD(burst) = {
+	.name = "burst" WL_VARIANT_TAG,
 	.description = "equal CPU in 5 ms and in 50 us bursts, each followed by a sleep as "
 		       "long",
 	.thread_main = burst_thread,
@@ -101,4 +73,5 @@ const struct workload workload_burst = {
 	.func_share = { 0.5, 0.5 },
 	.func_share_measured = true,
 	.offcpu = { (const void *)burst_sleep, NULL },
+	.variant = WL_VARIANT_NAME,
 };

@@ -10,7 +10,8 @@
  * ..., deep_f{depth % DEEP_NFUNCS}, deep_thread, wl_trampoline, ...: a walk from the bottom
  * has depth + 7 frames with pthread's own (wl_unit is invisible to frame-pointer walks:
  * the slot leaf has no frame record). Above SB_MAX_FRAMES (256) every sample from the
- * bottom must be flagged truncated. */
+ * bottom must be flagged truncated. Built twice (workload.h "build variants"): deep and
+ * deep@nofp; the recursion through a table of functions cannot be inlined. */
 #include "platform/platform.h"
 #include "workloads/workload.h"
 
@@ -60,12 +61,13 @@ static DEEP_ATTR void deep_thread(struct wl_ctx *ctx, int index)
 		atomic_fetch_add(&ctx->truth[index].checksum_errors, 1);
 }
 
-const struct workload workload_deep = {
-	.name = "deep",
+const struct workload WL_WORKLOAD(deep) = {
+	.name = "deep" WL_VARIANT_TAG,
 	.description = "recursion to --param frames (default 200, max 2000), spinning at the bottom",
 	.thread_main = deep_thread,
 	/* Not wl_unit: the slot leaf below it has no frame record (GCC omits it in leaf
 	 * functions), so a frame-pointer walk from the leaf cannot see wl_unit. */
 	.chain = { (const void *)deep_bottom, (const void *)deep_f0, (const void *)deep_f1,
 		   (const void *)deep_f2, (const void *)deep_thread, NULL },
+	.variant = WL_VARIANT_NAME,
 };

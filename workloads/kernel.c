@@ -12,7 +12,8 @@
  * run's func_work stats: the split between user and kernel time as the thread measured it,
  * about half each here (the kernel's own per-thread user/system split agrees within its
  * tick sampling: tests/test_workloads.c). The data read is checked (checksum_errors), a
- * short read counts in short_io, an interrupted one in eintr. ops counts rounds. */
+ * short read counts in short_io, an interrupted one in eintr. ops counts rounds. Built
+ * three times (workload.h "build variants"): kernel, kernel@nofp, kernel@inline. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,27 +33,17 @@ struct kernel_wl {
 	int fd; /* anonymous, KERN_BYTES of KERN_FILL */
 };
 
-/* Keeps kernel_user non-leaf (a frame record of its own; see hotspot.c). */
-static KERN_ATTR uint64_t kern_keep(uint64_t x)
+/* wl_keep() keeps kernel_user non-leaf (a frame record of its own: workload.h). */
+WL_SPLIT_FN void kernel_user(struct wl_truth *t, uint64_t seed, uint64_t expected)
 {
-	__asm__ volatile("" : "+r"(x));
-	return x;
-}
-
-static KERN_ATTR void kernel_user(struct wl_truth *t, uint64_t seed, uint64_t expected)
-{
-	uint64_t x = seed | 1;
-	for (uint64_t i = 0; i < KERN_USER_ITERS; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-	}
-	if (kern_keep(x) != expected)
+	uint64_t x;
+	WL_XORSHIFT(x, seed, KERN_USER_ITERS);
+	if (wl_keep(x) != expected)
 		atomic_fetch_add_explicit(&t->checksum_errors, 1, memory_order_relaxed);
 	wl_progress_tick();
 }
 
-static KERN_ATTR void kernel_sys(struct wl_truth *t, int fd, unsigned char *buf)
+WL_SPLIT_FN void kernel_sys(struct wl_truth *t, int fd, unsigned char *buf)
 {
 	long n;
 
@@ -124,8 +115,8 @@ static void kernel_teardown(struct wl_ctx *ctx)
 	free(k);
 }
 
-const struct workload workload_kernel = {
-	.name = "kernel",
+const struct workload WL_WORKLOAD(kernel) = {
+	.name = "kernel" WL_VARIANT_TAG,
 	.description = "half the CPU in user code, half in the kernel copying a file from "
 		       "the page cache",
 	.thread_main = kernel_thread,
@@ -135,4 +126,5 @@ const struct workload workload_kernel = {
 	.funcs = { (const void *)kernel_user, (const void *)kernel_sys, NULL },
 	.func_share = { 0.5, 0.5 },
 	.func_share_measured = true,
+	.variant = WL_VARIANT_NAME,
 };

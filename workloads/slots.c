@@ -16,15 +16,11 @@
 
 #define SLOT_ATTR __attribute__((PLAT_DISTINCT_FN, used, PLAT_CODE_SECTION("sb_slots")))
 
-/* xorshift64: cheap, register-only work whose result a register corruption would change. */
+/* The workloads' xorshift (workload.h); the leaf stays frameless on purpose (deep.c). */
 #define SLOT_BODY                                                                        \
 	{                                                                                \
-		uint64_t x = seed | 1;                                                   \
-		for (uint64_t i = 0; i < iters; i++) {                                   \
-			x ^= x << 13;                                                    \
-			x ^= x >> 7;                                                     \
-			x ^= x << 17;                                                    \
-		}                                                                        \
+		uint64_t x;                                                              \
+		WL_XORSHIFT(x, seed, iters);                                             \
 		__asm__ volatile("" : "+r"(x));                                          \
 		return x;                                                                \
 	}

@@ -91,10 +91,18 @@ struct workload {
 	/* Functions a thread sleeps or blocks in (mixed), each issuing its syscall itself so
 	 * that it is the leaf while the thread is off-CPU; NULL-terminated. */
 	const void *offcpu[WL_MAX_FUNCS];
+	/* The build variant (WL_VARIANT_NAME: "nofp", "inline"); NULL for the plain build. */
+	const char *variant;
 };
 
 const struct workload *workload_find(const char *name);
 const struct workload *workload_at(size_t i);
+/* w's build `variant` ("fp" or NULL: the plain build; "nofp", "inline"): the workload
+ * named "<w's name>@<variant>", w itself for fp, or NULL when w has no such build. w may be
+ * a variant itself: its plain name is used. */
+const struct workload *workload_variant(const struct workload *w, const char *variant);
+/* 1 when variant names a build variant ("fp", "nofp", "inline"), else 0. */
+int workload_variant_known(const char *variant);
 
 /* Runs w in the calling process: setup, threads, join, teardown (ctx->workload =
  * w->name). Returns 0 or -1. */
@@ -137,5 +145,82 @@ void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi);
 
 #define WL_UNIT_ITERS 20000 /* iterations per unit: ~20-40 us on this VM */
 #define WL_UNIT_STEPS 5     /* progress ticks per unit: a step is a few us */
+
+/* --- the work of the measured functions ---
+ * x = iters rounds of xorshift64 from seed | 1: cheap, register-only work whose result a
+ * register corruption would change, one dependent chain (no alignment or port effect
+ * changes its speed). A macro, not a function: it expands in the function whose share is
+ * measured, so that function holds the PC, with no inlined frame of its own in DWARF
+ * (which would name every sample). */
+#define WL_XORSHIFT(x, seed, iters)                                                       \
+	do {                                                                              \
+		(x) = (seed) | 1;                                                         \
+		for (uint64_t wl_i_ = 0; wl_i_ < (iters); wl_i_++) {                      \
+			(x) ^= (x) << 13;                                                 \
+			(x) ^= (x) >> 7;                                                  \
+			(x) ^= (x) << 17;                                                 \
+		}                                                                         \
+	} while (0)
+
+/* Returns x through a call the compiler cannot see into. GCC gives a leaf function no frame
+ * record even with -fno-omit-frame-pointer, and a walk from a frameless leaf skips its
+ * caller: calling wl_keep() after the loop makes a measured function non-leaf, so it gets
+ * a frame and a correct walk names its caller. */
+uint64_t wl_keep(uint64_t x);
+
+#define WL_CHUNK_ITERS 2000 /* iterations per chunk: a few us */
+
+/* Defines `ATTR uint64_t NAME(t, seed, expected, until_ns)`: chunks of WL_CHUNK_ITERS
+ * xorshift rounds until sb_now_ns() reaches until_ns (at least one), each result checked
+ * against expected (checksum_errors) and each chunk ended by a progress tick. Returns the
+ * iterations done. One body for the functions of alias and burst, which differ only in
+ * when they run. */
+#define WL_CHUNK_FN(ATTR, NAME)                                                           \
+	ATTR uint64_t NAME(struct wl_truth *t, uint64_t seed, uint64_t expected,          \
+			   uint64_t until_ns)                                             \
+	{                                                                                 \
+		uint64_t done = 0;                                                        \
+		do {                                                                      \
+			uint64_t x;                                                       \
+			WL_XORSHIFT(x, seed, WL_CHUNK_ITERS);                             \
+			if (wl_keep(x) != expected)                                       \
+				atomic_fetch_add_explicit(&t->checksum_errors, 1,         \
+							  memory_order_relaxed);          \
+			done += WL_CHUNK_ITERS;                                           \
+			wl_progress_tick();                                               \
+		} while (sb_now_ns() < until_ns);                                         \
+		return done;                                                              \
+	}
+
+/* --- build variants (docs/workloads.md "Variants") ---
+ * Code as the field builds it: each workload with functions to attribute (WL_VARIANTS in
+ * the Makefile) is compiled three times, each build its own struct workload in
+ * workloads/table.c. fp: as every workload (frame pointers, the measured functions out of
+ * line). nofp: -fomit-frame-pointer, as most distributions build. inline: the measured
+ * functions (WL_SPLIT_FN) inlined into their callers, named only by DWARF's inline
+ * chains. A variant's workload is named "<name>@<variant>" (hotspot@nofp) and carries the
+ * variant in .variant; fp's has none. */
+#define WL_VARIANT_FP "fp"
+#if defined(WL_VARIANT_NOFP)
+#define WL_VARIANT_NAME "nofp"
+#define WL_VARIANT_TAG "@nofp"
+#define WL_WORKLOAD(name) workload_##name##_nofp
+#elif defined(WL_VARIANT_INLINE)
+#define WL_VARIANT_NAME "inline"
+#define WL_VARIANT_TAG "@inline"
+#define WL_WORKLOAD(name) workload_##name##_inline
+#else
+#define WL_VARIANT_NAME NULL
+#define WL_VARIANT_TAG ""
+#define WL_WORKLOAD(name) workload_##name
+#endif
+/* A measured function: a distinct function of its own, or inlined into every caller in
+ * the inline variant (its address, taken for .funcs, gets an out-of-line copy that only
+ * names it). */
+#if defined(WL_VARIANT_INLINE)
+#define WL_SPLIT_FN static inline __attribute__((PLAT_INLINED_FN))
+#else
+#define WL_SPLIT_FN static __attribute__((PLAT_DISTINCT_FN))
+#endif
 
 #endif

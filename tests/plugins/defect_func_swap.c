@@ -5,7 +5,9 @@
  * gate-expects: function_misfit
  * gate-workload: hotspot
  * The two functions are found at start() in the program's own ELF symbol table (static
- * functions are in .symtab, not in the dynamic one dladdr reads), plus its load bias. */
+ * functions are in .symtab, not in the dynamic one dladdr reads), plus its load bias: every
+ * copy of hotspot_10 (the workload's build variants each have one: docs/workloads.md
+ * "Variants"), moved into a hotspot_60, which the metrics name alike in any build. */
 #define DEFECT_NAME "defect-func-swap"
 #define DEFECT_DESC "DEFECT: reports hotspot_10's samples in hotspot_60 (a mislabelled leaf)"
 #define DEFECT_CAPS SAMPBENCH_CAP_THREAD_IDS | SAMPBENCH_CAP_WEIGHTS | SAMPBENCH_CAP_STACKS | \
@@ -21,7 +23,9 @@ static void find_functions(void);
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-static uint64_t from_lo, from_hi, to_pc; /* [from_lo, from_hi) moves to to_pc */
+#define FROM_MAX 4
+static uint64_t from_lo[FROM_MAX], from_hi[FROM_MAX], to_pc; /* [from_lo, from_hi) -> to_pc */
+static int nfrom;
 
 static int main_bias(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -34,6 +38,9 @@ static void find_functions(void)
 {
 	struct stat st;
 	uintptr_t bias = 0;
+
+	nfrom = 0;
+	to_pc = 0;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		if (fd >= 0)
@@ -54,9 +61,10 @@ static void find_functions(void)
 		const char *str = (const char *)(m + sh[sh[i].sh_link].sh_offset);
 		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++) {
 			const char *name = str + sym[k].st_name;
-			if (!strcmp(name, "hotspot_10")) {
-				from_lo = bias + sym[k].st_value;
-				from_hi = from_lo + sym[k].st_size;
+			if (!strcmp(name, "hotspot_10") && nfrom < FROM_MAX) {
+				from_lo[nfrom] = bias + sym[k].st_value;
+				from_hi[nfrom] = from_lo[nfrom] + sym[k].st_size;
+				nfrom++;
 			} else if (!strcmp(name, "hotspot_60")) {
 				to_pc = bias + sym[k].st_value + sym[k].st_size / 2;
 			}
@@ -68,7 +76,8 @@ static void find_functions(void)
 static int defect_edit(struct sampbench_sample *s, uint64_t *pcs, uint64_t seq)
 {
 	(void)seq;
-	if (s->depth > 0 && to_pc && pcs[0] >= from_lo && pcs[0] < from_hi)
-		pcs[0] = to_pc;
+	for (int i = 0; i < nfrom && s->depth > 0 && to_pc; i++)
+		if (pcs[0] >= from_lo[i] && pcs[0] < from_hi[i])
+			pcs[0] = to_pc;
 	return 1;
 }
