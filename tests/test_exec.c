@@ -472,6 +472,19 @@ static void test_exec_through_wrapper(void **state)
 	free_runs(runs, n);
 }
 
+/* The CPU a sampler that parks threads (a wall sampler: mach's rendezvous spins up to
+ * 150 µs a stop, docs/mach.md) may add to slot `index`'s clock: 150 µs per sample of the
+ * slot; 0 for a CPU sampler, whose handler runs for microseconds. */
+static double parked_ns(const struct sb_run *r, int32_t index)
+{
+	double n = 0;
+	if (r->clock != SB_CLOCK_WALL)
+		return 0;
+	for (size_t j = 0; j < r->nsamples; j++)
+		n += r->samples[j].thread_index == index;
+	return n * 150e3;
+}
+
 /* 300 threads, 8 at a time, each burning 2 ms of its own CPU and ending by return,
  * pthread_exit or cancellation in turn: every one has an exact row. The main thread is
  * slot 0, the first 62 workers slots 1..62, the other 238 are pooled in slot 63. Shown to
@@ -515,14 +528,23 @@ static void test_many_threads_truth(void **state)
 			/* the thread's own clock: its 2 ms and the agent's and libc's few µs;
 			 * one-offs on top for a thread or two (the first cancellation loads
 			 * libgcc_s to unwind; a thread that grows the agent's table maps it):
-			 * 1 thread over 3 ms once in 5 loaded make checks */
-			assert_true(r->thread_rows[k].cpu_ns >= burn);
-			assert_true(r->thread_rows[k].cpu_ns < burn * 4);
-			heavy += r->thread_rows[k].cpu_ns >= burn * 1.5;
+			 * 1 thread over 3 ms once in 5 loaded make checks. A sampler that parks
+			 * the thread (mach) adds up to its spin budget a stop (at most 150 µs,
+			 * docs/mach.md), and a thread waiting for a CPU among 300 lives long
+			 * enough for dozens of stops on a loaded host (a TSan make check: over
+			 * 8 ms once in 6 before this allowance). */
+			double cap = burn + parked_ns(r, r->thread_rows[k].index);
+			if (!(r->thread_rows[k].cpu_ns >= burn && r->thread_rows[k].cpu_ns < cap * 4))
+				fail_msg("%s: slot %zu burned %.2f ms, want >= %.2f and < %.2f", r->sampler,
+					 k, r->thread_rows[k].cpu_ns / 1e6, burn / 1e6, cap * 4 / 1e6);
+			heavy += r->thread_rows[k].cpu_ns >= cap * 1.5;
 			total += (double)r->thread_rows[k].cpu_ns;
 		}
 		assert_true(heavy <= 3);
-		assert_true(pool->cpu_ns >= 237 * burn && pool->cpu_ns < 238 * burn * 1.5);
+		double pool_cap = 238 * burn * 1.5 + parked_ns(r, pool->index);
+		if (!(pool->cpu_ns >= 237 * burn && pool->cpu_ns < pool_cap))
+			fail_msg("%s: the pool burned %.1f ms, want >= %.1f and < %.1f", r->sampler,
+				 pool->cpu_ns / 1e6, 237 * burn / 1e6, pool_cap / 1e6);
 		total += (double)pool->cpu_ns;
 		assert_true(total >= 300 * burn);
 		/* every thread's samples land in its slot or the pool: none unattributed */
