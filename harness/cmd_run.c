@@ -176,8 +176,9 @@ static int resolve_tools(char *s)
 }
 
 /* Fills out[] with each of the n workloads names[] in each build variant of the comma
- * list vlist (modified), workload-major. Returns how many, or -1 after one line on
- * stderr: an unknown workload or variant, a workload without that build, too many. */
+ * list vlist (modified) that it has, workload-major. Returns how many, or -1 after one
+ * line on stderr: an unknown workload or variant, a workload with none of the builds, too
+ * many. */
 static int resolve_workloads(char **names, int n, char *vlist, const struct workload **out)
 {
 	char *vnames[SB_MAX_LIST];
@@ -198,19 +199,23 @@ static int resolve_workloads(char **names, int n, char *vlist, const struct work
 			sb_err("unknown workload '%s' (see 'sampbench list')", names[i]);
 			return -1;
 		}
+		int found = 0;
 		for (int j = 0; j < nv; j++) {
 			const struct workload *v = nv == 1 && !env.variants ? w
 						  : workload_variant(w, vnames[j]);
-			if (!v) {
-				sb_err("workload '%s' has no %s build (see 'sampbench list')",
-				       names[i], vnames[j]);
-				return -1;
-			}
+			if (!v)
+				continue; /* deep has no inline build: it runs in the others */
 			if (k == SB_MAX_LIST) {
 				sb_err("more than %d workloads with their variants", SB_MAX_LIST);
 				return -1;
 			}
 			out[k++] = v;
+			found = 1;
+		}
+		if (!found) {
+			sb_err("workload '%s' has no %s build (see 'sampbench list')", names[i],
+			       env.variants);
+			return -1;
 		}
 	}
 	return k;
