@@ -2,7 +2,10 @@
  * per sample ("comm pid/tid [cpu] secs.frac: period event:", fields as perf prints them
  * by default or with -F comm,pid,tid,cpu,time,period,event), then its callchain, one
  * indented "address symbol+0xoff (dso)" line per frame, leaf first, and a blank line
- * (bpftrace's ustack(perf) prints the same lines with the offset in decimal).
+ * (bpftrace's ustack(perf) prints the same lines with the offset in decimal). With
+ * --inline, perf script prints the functions inlined at a PC first, each on a line of
+ * its own with the same address, "address function (inlined)", innermost first: each is
+ * a frame of its own, named by that function.
  * The comm may hold spaces: the header is read from its time field ("digits.digits:")
  * outwards. A frame perf could not name ("[unknown]") is named by its address; a frame
  * whose dso is [kernel.kallsyms] gets "_[k]". cpu-clock and task-clock periods are ns of
@@ -107,8 +110,24 @@ static int parse_header(const char *line, size_t len, int32_t *tid, uint64_t *ti
 	return 0;
 }
 
-/* One callchain line: "addr sym+0xoff (dso)" -> a frame. */
-static int parse_frame(struct import_run *b, const char *line, size_t len, uint64_t *pc)
+/* A thread's first function, where a whole user stack ends: glibc's thread start and
+ * clone, the program's entry. */
+static int thread_root(const char *name, size_t len)
+{
+	static const char *const roots[] = { "clone",	     "clone3",	      "__clone",
+					     "__clone3",     "__GI___clone3", "start_thread",
+					     "_start",	     "__libc_start_main",
+					     "__libc_start_call_main" };
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strlen(roots[i]) == len && !memcmp(roots[i], name, len))
+			return 1;
+	return 0;
+}
+
+/* One callchain line: "addr sym+0xoff (dso)" -> a frame; *root: it names a thread's first
+ * function (thread_root). */
+static int parse_frame(struct import_run *b, const char *line, size_t len, uint64_t *pc,
+		       int *root)
 {
 	struct span t[2];
 	char name[512];
@@ -141,6 +160,7 @@ static int parse_frame(struct import_run *b, const char *line, size_t len, uint6
 		     memmem(paren, (size_t)(end - paren), "[kernel.kallsyms]", 17);
 	size_t sl = (size_t)(sym_end - rest);
 	int len_name;
+	*root = thread_root(rest, sl);
 	if (sl == 0 || (sl == 9 && memcmp(rest, "[unknown]", 9) == 0)) {
 		uint64_t addr = 0;
 		for (size_t i = 0; i < t[0].len && i < 16; i++) {
@@ -162,12 +182,30 @@ static int parse_frame(struct import_run *b, const char *line, size_t len, uint6
 	return import_frame(b, name, (size_t)len_name, pc);
 }
 
+/* A callchain this deep that does not end at a thread's start was cut by the tool: perf
+ * keeps kernel.perf_event_max_stack (127) frames, perf script unwinds --max-stack, a DWARF
+ * unwind ends with the copied stack. It is flagged truncated, as a sampler flags a stack
+ * cut at its frame limit (deep's 200 frames), so it is judged on the frames it has. */
+#define CUT_MIN_FRAMES 64
+
+/* Appends the sample of the callchain pcs[0..depth), outermost frame last (*root: that
+ * frame is a thread's start). Returns 0 or -1 (import_sample). */
+static int end_sample(struct import_run *b, const uint64_t *pcs, uint32_t depth, int root,
+		      int32_t tid, uint64_t time_ns, double weight)
+{
+	if (import_sample(b, pcs, depth, tid, time_ns, weight, 1) < 0)
+		return -1;
+	if (depth >= CUT_MIN_FRAMES && !root)
+		b->run->samples[b->run->nsamples - 1].flags |= SB_SAMPLE_TRUNCATED;
+	return 0;
+}
+
 int import_perf_script(struct import_run *b, const unsigned char *buf, size_t len)
 {
 	const char *p = (const char *)buf, *end = p + len;
 	uint64_t pcs[IMPORT_MAX_DEPTH];
 	uint32_t depth = 0;
-	int in_sample = 0;
+	int in_sample = 0, root = 0;
 	int32_t tid = -1;
 	uint64_t time_ns = 0;
 	double weight = NAN;
@@ -186,7 +224,7 @@ int import_perf_script(struct import_run *b, const unsigned char *buf, size_t le
 		int blank = tokens(p, n, &first, 1) == 0;
 		if (blank || (p[0] != ' ' && p[0] != '\t')) {
 			/* a blank line or the next header ends the sample */
-			if (in_sample && import_sample(b, pcs, depth, tid, time_ns, weight, 1) < 0)
+			if (in_sample && end_sample(b, pcs, depth, root, tid, time_ns, weight) < 0)
 				return -1;
 			in_sample = 0;
 			depth = 0;
@@ -202,7 +240,7 @@ int import_perf_script(struct import_run *b, const unsigned char *buf, size_t le
 				return import_fail(b, "line %zu: a callchain line outside a sample",
 						   lineno);
 			uint64_t pc;
-			if (parse_frame(b, p, n, &pc) < 0)
+			if (parse_frame(b, p, n, &pc, &root) < 0)
 				return -1;
 			if (depth < IMPORT_MAX_DEPTH)
 				pcs[depth++] = pc;
@@ -211,7 +249,7 @@ int import_perf_script(struct import_run *b, const unsigned char *buf, size_t le
 			break;
 		p = nl + 1;
 	}
-	if (in_sample && import_sample(b, pcs, depth, tid, time_ns, weight, 1) < 0)
+	if (in_sample && end_sample(b, pcs, depth, root, tid, time_ns, weight) < 0)
 		return -1;
 	if (headers == 0)
 		return import_fail(b, "no samples: not perf script output");

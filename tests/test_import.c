@@ -157,6 +157,37 @@ static char *import_text(const char *format, const char *text, int flags_threads
 	return buf;
 }
 
+/* A callchain of at least 64 frames that does not end at a thread's start was cut by
+ * perf's frame limit: flagged truncated; one that ends there, or a shallow one, is not. */
+static void perf_script_cut(void)
+{
+	static const struct { int depth; const char *root; int cut; } v[] = {
+		{ 70, NULL, 1 }, { 70, "clone3", 0 }, { 70, "start_thread", 0 }, { 10, NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		fprintf(f, "prog 100/101 12.500000: 250000 cpu-clock: \n");
+		for (int d = 0; d < v[i].depth; d++)
+			fprintf(f, "\t    5555deadbe%02x deep_%d+0x1 (/usr/bin/prog)\n", d, d);
+		if (v[i].root)
+			fprintf(f, "\t    7f0000001234 %s+0x2c (/usr/lib/libc.so.6)\n", v[i].root);
+		fclose(f);
+		struct sb_run r;
+		char err[256];
+		assert_int_equal(import_buffer(import_format_find("perf-script"),
+					       (const unsigned char *)text, len, &r, err,
+					       sizeof(err)), 0);
+		assert_int_equal(r.nsamples, 1);
+		if (!!(r.samples[0].flags & SB_SAMPLE_TRUNCATED) != v[i].cut)
+			fail_msg("%d frames, root %s: truncated %d, want %d", v[i].depth,
+				 v[i].root ? v[i].root : "none", !v[i].cut, v[i].cut);
+		run_free(&r);
+		free(text);
+	}
+}
+
 /* perf script text (default fields and -F with pid/tid and cpu, a comm with a space,
  * [unknown] frames, kernel frames, a sample without callchain) reads to known stacks. */
 static void test_perf_script(void **state)
@@ -198,6 +229,17 @@ static void test_perf_script(void **state)
 			  "\t557c98204ffe main+14 (/usr/bin/prog)\n\n", 1);
 	assert_string_equal(got, "thread-0/101;main;operator+;leaf 1\n");
 	free(got);
+	/* perf script --inline: the functions inlined at a PC, innermost first, each a frame
+	 * with no dso and the mark "(inlined)" */
+	got = import_text("perf-script",
+			  "prog 100/101 12.500000: 250000 cpu-clock: \n"
+			  "\t    5555deadbeef hot_60 (inlined)\n"
+			  "\t    5555deadbeef split_step (inlined)\n"
+			  "\t    5555deadbeef slot_3+0x1f (/usr/bin/prog)\n"
+			  "\t    5555deadbe00 main+0x10 (/usr/bin/prog)\n\n", 1);
+	assert_string_equal(got, "thread-0/101;main;slot_3;split_step;hot_60 1\n");
+	free(got);
+	perf_script_cut();
 }
 
 /* Folded stacks: comm-pid/tid roots are threads, other roots frames, CRLF and blank lines. */
