@@ -179,6 +179,9 @@ struct gate_class {
 	int clock;       /* enum sb_clock */
 	int tick_driven;
 	int baseline;    /* the `none` reference: takes no samples, only run-level budgets */
+	int recipe;      /* a tool's: its frames are the names it printed, not PCs that
+			  * sampbench names (SB_CAP_INLINE_FRAMES says whether inlined
+			  * functions are among them) */
 	char source[96]; /* where the class came from, for the verdict */
 };
 

@@ -33,7 +33,8 @@ void gate_class_of(const char *sampler, const struct sb_run *runs, size_t n,
 		double abi = run_stat(r, "class_abi");
 		cls->caps = (unsigned)caps & 0xffffu;
 		cls->tick_driven = ((unsigned)caps >> 16) & 1;
-		if (!isnan(run_stat(r, "class_recipe")))
+		cls->recipe = !isnan(run_stat(r, "class_recipe"));
+		if (cls->recipe)
 			snprintf(cls->source, sizeof(cls->source), "declared by the tool's recipe");
 		else if (abi == 1)
 			snprintf(cls->source, sizeof(cls->source), "plugin ABI 1: v1 defaults assumed "

@@ -134,6 +134,20 @@ static long metric_needs(const char *m)
 	return 0;
 }
 
+/* metric_needs for cell c: on a build whose measured functions are inlined (variant
+ * inline), a tool's function shares also need its frames to name inlined functions. A
+ * sampler's frames are PCs, which sampbench names with the functions inlined at each
+ * (DWARF inline chains): it needs no more than stacks. */
+static long cell_metric_needs(const char *m, const struct cell *c)
+{
+	long need = metric_needs(m);
+
+	if (need > 0 && (need & SB_CAP_STACKS) && c->cls.recipe && !strncmp(m, "function_", 9) &&
+	    name_is(V_VARIANT, c, NULL, "inline"))
+		need |= SB_CAP_INLINE_FRAMES;
+	return need;
+}
+
 static const char *cap_name(long cap)
 {
 	for (size_t i = 0; i < GATE_NCAPS; i++)
@@ -425,7 +439,7 @@ static void judge_without_values(struct bjudge *j)
 	const struct gate_config *cfg = j->cfg;
 	const struct cell *c = j->c;
 	struct gate_check *k = j->k;
-	long need = metric_needs(b->metric);
+	long need = cell_metric_needs(b->metric, c);
 	int ran = c->n > (size_t)(c->failed + c->skipped);
 
 	if (!ran) {

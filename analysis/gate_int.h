@@ -26,7 +26,7 @@ struct gate_cap_name {
 	const char *name;
 	unsigned cap;
 };
-#define GATE_NCAPS 6
+#define GATE_NCAPS 8
 extern const struct gate_cap_name gate_cap_names[GATE_NCAPS];
 
 extern const char *const gate_op_names[6]; /* by enum gate_op */

@@ -26,6 +26,7 @@ const struct gate_cap_name gate_cap_names[GATE_NCAPS] = {
 	{ "process_wide", SB_CAP_PROCESS_WIDE }, { "thread_ids", SB_CAP_THREAD_IDS },
 	{ "weights", SB_CAP_WEIGHTS },           { "stacks", SB_CAP_STACKS },
 	{ "stop_latency", SB_CAP_STOP_LATENCY }, { "suspend_window", SB_CAP_SUSPEND_WINDOW },
+	{ "inline_frames", SB_CAP_INLINE_FRAMES }, { "cfi_stacks", SB_CAP_CFI_STACKS },
 };
 
 int gate_cap_find(const char *name, unsigned *cap)

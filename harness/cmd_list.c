@@ -41,6 +41,7 @@ static const struct {
 	{ SB_CAP_PROCESS_WIDE, "process-wide" },   { SB_CAP_THREAD_IDS, "thread-ids" },
 	{ SB_CAP_WEIGHTS, "weights" },             { SB_CAP_STACKS, "stacks" },
 	{ SB_CAP_STOP_LATENCY, "stop-latency" },   { SB_CAP_SUSPEND_WINDOW, "suspend-window" },
+	{ SB_CAP_INLINE_FRAMES, "inline-frames" }, { SB_CAP_CFI_STACKS, "cfi-stacks" },
 };
 
 /* Prints the names of the bits set in v as a JSON array. */

@@ -134,7 +134,8 @@ static int parse_has(struct conf_lex *p, struct tool *t, char *arg)
 			t->as_sampler.caps |= cap;
 		else
 			return conf_err(p, "unknown capability '%s' (expected thread_ids, weights, "
-				       "stacks, stop_latency, suspend_window, process_wide or tick)", w);
+				       "stacks, stop_latency, suspend_window, process_wide, "
+				       "inline_frames, cfi_stacks or tick)", w);
 	}
 	return 0;
 }

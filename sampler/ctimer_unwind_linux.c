@@ -63,7 +63,7 @@ const struct sampler sampler_ctimer_unwind = {
 	.description = "ctimer with stacks unwound by libunwind from .eh_frame (no frame "
 		       "pointers needed)",
 	.clock = SB_CLOCK_CPU,
-	.caps = SB_CAPS_PER_THREAD_FULL,
+	.caps = SB_CAPS_PER_THREAD_FULL | SB_CAP_CFI_STACKS,
 	.flags = SB_SAMPLER_TICK_DRIVEN | SB_SAMPLER_IN_PROCESS,
 	.available = ctimer_unwind_available,
 	.start = ctimer_unwind_start,

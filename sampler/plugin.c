@@ -37,7 +37,8 @@ _Static_assert((unsigned)SAMPBENCH_CAP_PROCESS_WIDE == (unsigned)SB_CAP_PROCESS_
 		       (unsigned)SAMPBENCH_CAP_THREAD_IDS == (unsigned)SB_CAP_THREAD_IDS &&
 		       (unsigned)SAMPBENCH_CAP_WEIGHTS == (unsigned)SB_CAP_WEIGHTS && (unsigned)SAMPBENCH_CAP_STACKS == (unsigned)SB_CAP_STACKS &&
 		       (unsigned)SAMPBENCH_CAP_STOP_LATENCY == (unsigned)SB_CAP_STOP_LATENCY &&
-		       (unsigned)SAMPBENCH_CAP_SUSPEND_WINDOW == (unsigned)SB_CAP_SUSPEND_WINDOW,
+		       (unsigned)SAMPBENCH_CAP_SUSPEND_WINDOW == (unsigned)SB_CAP_SUSPEND_WINDOW &&
+		       (unsigned)SAMPBENCH_CAP_CFI_STACKS == (unsigned)SB_CAP_CFI_STACKS,
 	       "class bits of sampbench_sampler.h and sampler.h differ");
 
 /* sizeof(struct sampbench_sampler) in ABI version 1: everything before `caps`. */

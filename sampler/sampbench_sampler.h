@@ -59,6 +59,9 @@ enum sampbench_caps {
 	SAMPBENCH_CAP_STACKS = 1u << 3,         /* samples carry frames */
 	SAMPBENCH_CAP_STOP_LATENCY = 1u << 4,   /* samples carry stop_latency_ns */
 	SAMPBENCH_CAP_SUSPEND_WINDOW = 1u << 5, /* samples carry suspend_window_ns */
+	SAMPBENCH_CAP_CFI_STACKS = 1u << 7,     /* frames unwound by call-frame information
+						 * (.eh_frame), not frame records: judged on
+						 * code without frame pointers too */
 	SAMPBENCH_CAP_TICK_DRIVEN = 1u << 16,   /* rate capped by the kernel tick (CONFIG_HZ) */
 };
 

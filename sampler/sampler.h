@@ -43,6 +43,12 @@ enum sb_sampler_caps {
 	SB_CAP_STACKS = 1u << 3,         /* samples carry a walked stack */
 	SB_CAP_STOP_LATENCY = 1u << 4,   /* samples carry trigger -> stopped latency */
 	SB_CAP_SUSPEND_WINDOW = 1u << 5, /* samples carry how long the thread was kept off CPU */
+	SB_CAP_INLINE_FRAMES = 1u << 6,  /* a tool's recipe: the frames it prints name inlined
+					  * functions (a sampler's frames are PCs, which
+					  * sampbench names with their DWARF inline chains) */
+	SB_CAP_CFI_STACKS = 1u << 7,     /* stacks unwound by the binary's call-frame information
+					  * (.eh_frame), not by frame records: whole where the
+					  * code has no frame pointers (the nofp builds) */
 };
 
 /* The two classes most samplers are in, named once so a variant (mach-idle, a fault) cannot

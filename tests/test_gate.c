@@ -738,6 +738,64 @@ static void test_nan_claimed_fails_unclaimed_not_measured(void **state)
 	gate_result_free(&res);
 }
 
+/* A tool's class as its recipe declares it (harness/tool_run.c): class_caps and
+ * class_recipe. */
+static void set_recipe_class(struct sb_run *r, unsigned caps)
+{
+	static struct sb_stat_row rows[MAXRUNS][2];
+	struct sb_stat_row *st = rows[r - cur_runs];
+	snprintf(st[0].name, sizeof(st[0].name), "class_caps");
+	st[0].value = caps;
+	snprintf(st[1].name, sizeof(st[1].name), "class_recipe");
+	st[1].value = 1;
+	r->stats = st;
+	r->nstats = 2;
+}
+
+/* On an inline build the function shares need frames that name inlined functions: a tool
+ * whose recipe does not say it names them is "not measured" there (and judged on the
+ * plain build), one that says so fails, and a sampler whose frames are PCs, which
+ * sampbench names with their inline chains, fails too. */
+static void test_inline_frames_claim(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	const unsigned tool = SB_CAP_THREAD_IDS | SB_CAP_STACKS;
+	assert_int_equal(gate_config_parse("budget * function_misfit <= 0.05\n", "c", &ccfg, err,
+					   sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		const char *wl[] = { "hotspot@inline", "hotspot" };
+		for (int w = 0; w < 2; w++) {
+			/* someone measures it on both builds */
+			add_run(cur_runs, &ncur, "ctimer", wl[w], 2, 100, i)->metrics.function_misfit = 0;
+			struct sb_run *r = add_run(cur_runs, &ncur, "tool-plain", wl[w], 2, 100, i);
+			set_recipe_class(r, tool);
+			r->nsamples = 40;
+		}
+		struct sb_run *r = add_run(cur_runs, &ncur, "tool-inline", "hotspot@inline", 2, 100, i);
+		set_recipe_class(r, tool | SB_CAP_INLINE_FRAMES);
+		r->nsamples = 40;
+		r = add_run(cur_runs, &ncur, "plugin-pcs", "hotspot@inline", 2, 100, i);
+		set_class(r, tool, 2);
+		r->nsamples = 40;
+	}
+	eval_cfg(&ccfg, &res);
+	int seen = 0;
+	for (size_t i = 0; i < res.nchecks; i++) {
+		const struct gate_check *k = &res.checks[i];
+		if (strcmp(k->metric, "function_misfit") || !strcmp(k->sampler, "ctimer"))
+			continue;
+		int plain_tool = !strcmp(k->sampler, "tool-plain") && strcmp(k->workload, "hotspot");
+		assert_int_equal(k->state, plain_tool ? GATE_NA : GATE_FAIL);
+		if (plain_tool)
+			assert_non_null(strstr(k->reason, "does not claim inline_frames"));
+		seen++;
+	}
+	assert_int_equal(seen, 4); /* tool-plain on both builds, tool-inline, plugin-pcs */
+	assert_int_equal(res.failed, 3);
+	gate_result_free(&res);
+}
+
 /* The footprint rules (ci/budgets): a sampler that under-reports its CPU fails the measured
  * rule exactly where an honest one does, and the claim rule besides; NaN footprint metrics
  * (a tool's run: no process accounting; a sampler that claims no CPU) are "not measured",
@@ -1603,6 +1661,7 @@ int main(void)
 		cmocka_unit_test_setup(test_under_reporting_does_not_pay, setup),
 		cmocka_unit_test_setup(test_timing_compared_within_one_fingerprint, setup),
 		cmocka_unit_test_setup(test_same_run_ab, setup),
+		cmocka_unit_test_setup(test_inline_frames_claim, setup),
 		cmocka_unit_test_setup(test_merged_hosts_judged_per_host, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
