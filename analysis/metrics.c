@@ -378,7 +378,8 @@ static void kernel_metrics(struct sb_run *r, int wall)
 /* What the sampler costs the process (docs/metrics.md): the run child's CPU from wait4
  * (its reaped tracer or probe included) less the workload threads' truth and the harness's
  * own clocked parts, against the sampler's claim; its private memory from the harness's
- * stats. NaN where a stat is missing (exec and tool runs, older files). */
+ * stats. NaN where a stat is missing (exec and tool runs, older files). A tool's run has
+ * its own measure instead: its processes' CPU per sample (stat tool_cpu_ns). */
 static void cost_metrics(struct sb_run *r, double true_cpu)
 {
 	struct sb_metrics *m = &r->metrics;
@@ -393,6 +394,9 @@ static void cost_metrics(struct sb_run *r, double true_cpu)
 		if (!isnan(claimed))
 			m->sampler_cpu_unreported_fraction = (measured - claimed) / wall;
 	}
+	double tool = run_stat(r, "tool_cpu_ns"); /* harness/tool_run.c */
+	if (r->nsamples > 0)
+		m->tool_cpu_per_sample_ns = tool / (double)r->nsamples;
 	double peak = run_stat(r, "rss_private_peak_bytes");
 	double start = run_stat(r, "rss_private_start_bytes");
 	m->rss_peak_bytes = peak - start;

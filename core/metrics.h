@@ -68,6 +68,7 @@
 	X(sampler_cpu_measured_ns, "ns", "run child's CPU (wait4) - workload threads' truth - harness's own") \
 	X(sampler_cpu_measured_fraction, "ratio", "sampler_cpu_measured_ns / run wall time (cores)") \
 	X(sampler_cpu_unreported_fraction, "ratio", "(measured - claimed sampler_cpu_ns) / wall; NaN without a claim") \
+	X(tool_cpu_per_sample_ns, "ns", "a tool's run: CPU of the processes its command started, less the target's, / samples") \
 	X(rss_peak_bytes, "bytes", "peak private RSS of the run child above that at its start") \
 	X(rss_peak_excess_bytes, "bytes", "rss_peak_bytes - that of `none` (same cell, same file)") \
 	X(rss_growth_bytes_per_s, "bytes/s", "slope of private RSS over the work's last 3/4")

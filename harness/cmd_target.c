@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +29,8 @@ static const char usage_text[] =
 	"attach to its pid. At exit it writes the workload's truth: one line per thread slot\n"
 	"with its tid, true CPU and alive time in ns, work units and checksum errors, and the\n"
 	"CLOCK_MONOTONIC start and end of the work, the work per declared function\n"
-	"('func_work K N') and the threads' user and system time ('user_sys_ns U S').\n"
+	"('func_work K N'), the threads' user and system time ('user_sys_ns U S') and the\n"
+	"process's CPU time ('process_cpu_ns N').\n"
 	"--hz is the profiler's rate, for workloads whose work keeps step with it (alias).\n"
 	"Exit 1 when the workload fails or a checksum is wrong.\n"
 	"\n";
@@ -128,6 +130,13 @@ static int write_truth(const char *path, const char *workload, const struct wl_c
 	}
 	if (user + sys > 0)
 		fprintf(f, "user_sys_ns %" PRIu64 " %" PRIu64 "\n", user, sys);
+	/* the whole process's CPU so far (main thread, setup): what a tool that launched
+	 * this process subtracts from its own tree's to find its own cost */
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(f, "process_cpu_ns %" PRIu64 "\n",
+			(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
 	if (fflush(f) != 0 || ferror(f) || atomic_file_commit(&af) != 0) {
 		atomic_file_abort(&af);
 		return -1;

@@ -19,11 +19,10 @@
 #define RECIPE_MAX_RATE 20000.0 /* as `run --hz` */
 
 /* What the perf record recipes share: how perf script's output is read, what perf
- * measures and claims, what it needs here (they differ in the call-graph method). */
+ * measures, what it needs here (they differ in the call-graph method and what it gives). */
 #define PERF_RECORD_COMMON                                                                    \
 	"format perf-script\n"                                                                \
 	"clock cpu\n"                                                                         \
-	"has thread_ids weights stacks\n"                                                     \
 	"needs binary perf\n"                                                                 \
 	"needs perf-events\n"
 
@@ -33,13 +32,19 @@ const char tool_builtin_recipes[] =
 	"describe perf record, cpu-clock, frame-pointer call graphs, read through perf script\n"
 	"command perf record -q -e cpu-clock -F {hz} --call-graph fp -o {out}.data -- {cmd} && "
 	"perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+	"has thread_ids weights stacks\n"
 	PERF_RECORD_COMMON
 	"\n"
+	/* perf script names the inlined functions of a PC it unwound by DWARF (--inline, the
+	 * default of perf 6.1, said here for perf versions without that default); perf 6.1
+	 * does so for no frame of a frame-pointer callchain, with --inline or not */
 	"tool perf-record-dwarf\n"
 	"describe perf record, cpu-clock, DWARF call graphs (16 KiB of stack a sample, unwound "
-	"by perf script)\n"
+	"by perf script, inlined functions named)\n"
 	"command perf record -q -e cpu-clock -F {hz} --call-graph dwarf,16384 -o {out}.data -- {cmd} "
-	"&& perf script -i {out}.data -F comm,pid,tid,time,period,event,ip,sym,dso > {out}\n"
+	"&& perf script -i {out}.data --inline -F comm,pid,tid,time,period,event,ip,sym,dso > "
+	"{out}\n"
+	"has thread_ids weights stacks cfi_stacks inline_frames\n"
 	PERF_RECORD_COMMON
 	"\n"
 	"tool gperftools-cpuprofile\n"
@@ -418,7 +423,7 @@ const char *tool_metric_nan_reason(const char *metric, unsigned caps, int wall)
 	    (starts(metric, "suspend_window") || starts(metric, "window_")))
 		return "no suspend windows: the recipe has no suspend_window";
 	if (starts(metric, "sampler_cpu"))
-		return "the tool's own CPU is not measured";
+		return "a tool's own CPU is tool_cpu_per_sample_ns";
 	if (starts(metric, "pause_"))
 		return "the target's truth has no thread pauses";
 	return NULL;

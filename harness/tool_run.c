@@ -213,6 +213,10 @@ static int read_truth(const char *path, struct sb_run *r, char *why, size_t len)
 			run_add_stat(r, "truth_sys_ns", (double)v[1]);
 			continue;
 		}
+		if (sscanf(line, "process_cpu_ns %llu", &v[0]) == 1) {
+			run_add_stat(r, "target_cpu_ns", (double)v[0]);
+			continue;
+		}
 		int k;
 		if (sscanf(line, "func_work %d %llu", &k, &v[0]) == 2) {
 			if (k >= 0 && k < WL_MAX_FUNCS) {
@@ -571,6 +575,20 @@ fail_target:
 	return rc;
 }
 
+/* The stat tool_cpu_ns: the CPU of the processes the command started (wait4: the
+ * recording, the writing and the reading back of the profile), less the target's own when
+ * the command launched it ({cmd}: the target is in that tree); an attached target ({pid})
+ * is not. Work the tool leaves to a service (sysprofd) or to the kernel at each sample
+ * is not in it: the latter is the target's, in its overhead. */
+static void add_tool_cpu(const struct tool *t, struct sb_run *r)
+{
+	double tree = run_stat(r, "child_utime_ns") + run_stat(r, "child_stime_ns");
+	double target = strstr(t->command, "{pid}") ? 0 : run_stat(r, "target_cpu_ns");
+
+	if (!isnan(tree) && !isnan(target))
+		run_add_stat(r, "tool_cpu_ns", fmax(0, tree - target));
+}
+
 int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 	     struct sb_run *r)
 {
@@ -623,6 +641,7 @@ int tool_run(const struct tool *t, const struct run_spec *spec, int64_t run_id,
 		run_set_status(r, SB_RUN_FAILED, why);
 		goto out;
 	}
+	add_tool_cpu(t, r);
 	/* the importer's own guess (gperftools' period) is not the request; a tool with a
 	 * rate of its own (`rate`) samples at that rate whatever was asked */
 	r->hz = t->rate_hz > 0 ? t->rate_hz : spec->hz;
