@@ -288,11 +288,12 @@ int64_t export_gperftools(FILE *out, const struct sb_run *r, int symbols)
 		goto cleanup;
 	for (size_t i = 0; i < r->nsamples;) {
 		size_t j = i + 1;
+		uint64_t count = sample_ticks(&r->samples[idx[i]]);
 		uint32_t depth;
 		const uint64_t *pcs = export_sample_stack(r, idx[i], &depth);
 		while (j < r->nsamples && cmp_stack(&idx[i], &idx[j], (void *)r) == 0)
-			j++;
-		if (cpuprofile_write_record(out, j - i, pcs, depth) < 0)
+			count += sample_ticks(&r->samples[idx[j++]]);
+		if (cpuprofile_write_record(out, count, pcs, depth) < 0)
 			goto cleanup;
 		i = j;
 	}

@@ -134,7 +134,7 @@ static int write_samples(struct pb_buf *p, const struct sb_run *r, const struct 
 		uint32_t depth;
 		const uint64_t *stack = export_sample_stack(r, i, &depth);
 		double w = isfinite(s->weight_ns) && s->weight_ns >= 0 ? s->weight_ns : period_ns;
-		uint64_t values[2] = { 1, (uint64_t)llround(w) };
+		uint64_t values[2] = { sample_ticks(s), (uint64_t)llround(w) };
 
 		/* Location k + 1 is PC k; Function k + 1 is name k, string STR_FIRST_NAME + k */
 		for (uint32_t d = 0; d < depth; d++)

@@ -64,9 +64,15 @@ int64_t export_speedscope(FILE *out, const struct sb_run *r)
 			fputc(']', out);
 		}
 		fputs("],\"weights\":[", out);
-		for (size_t k = 0; k < n; k++)
-			fputs(k ? ",1" : "1", out);
-		fprintf(out, "],\"endValue\":%zu}", n);
+		uint64_t total = 0;
+		for (size_t i = 0, k = 0; i < r->nsamples; i++) {
+			if ((r->samples[i].tid >= 0 ? r->samples[i].tid : -1) != tids[t])
+				continue;
+			uint32_t w = sample_ticks(&r->samples[i]); /* a reused stack's ticks */
+			fprintf(out, k++ ? ",%" PRIu32 : "%" PRIu32, w);
+			total += w;
+		}
+		fprintf(out, "],\"endValue\":%" PRIu64 "}", total);
 	}
 	if (fputs("]}\n", out) < 0)
 		goto cleanup;

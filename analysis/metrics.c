@@ -60,6 +60,7 @@ static void latency_quantiles(const struct sb_run *r, size_t field, double *p50,
 
 struct tsample {
 	int slot;
+	uint32_t ticks; /* sample_ticks(): a reused stack for several ticks, a period apart */
 	uint64_t t;
 };
 
@@ -81,17 +82,23 @@ static void interval_stats(const struct sb_run *r, double *mean, double *sd)
 	for (size_t i = 0; i < r->nsamples; i++)
 		/* UINT64_MAX: the mechanism has no timestamps (gperftools' format) */
 		if (r->samples[i].thread_index >= 0 && r->samples[i].time_ns != UINT64_MAX)
-			ts[n++] = (struct tsample){ r->samples[i].thread_index, r->samples[i].time_ns };
+			ts[n++] = (struct tsample){ r->samples[i].thread_index,
+						    sample_ticks(&r->samples[i]), r->samples[i].time_ns };
 	qsort(ts, n, sizeof(*ts), cmp_tsample);
-	double sum = 0, sum2 = 0;
+	double sum = 0, sum2 = 0, period = r->hz > 0 ? 1e9 / r->hz : 0, end = 0;
 	size_t k = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (ts[i].slot != ts[i - 1].slot)
-			continue;
-		double d = (double)(ts[i].t - ts[i - 1].t);
-		sum += d;
-		sum2 += d * d;
-		k++;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && ts[i].slot == ts[i - 1].slot) {
+			double d = (double)ts[i].t - end;
+			sum += d;
+			sum2 += d * d;
+			k++;
+		}
+		/* the ticks after the first of a reused stack: one period each */
+		sum += (ts[i].ticks - 1) * period;
+		sum2 += (ts[i].ticks - 1) * period * period;
+		k += ts[i].ticks - 1;
+		end = (double)ts[i].t + (ts[i].ticks - 1) * period;
 	}
 	if (k > 0) {
 		*mean = sum / (double)k;
@@ -307,19 +314,19 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		if (s->frame_offset + s->depth > r->nframes)
 			continue;
 		const uint64_t *f = &r->frames[s->frame_offset];
-		uint32_t leaf = 0;
+		uint32_t leaf = 0, n = sample_ticks(s); /* a reused stack counts for its ticks */
 		while (leaf < s->depth && frame_in_kernel(r, f[leaf]))
 			leaf++;
 		/* A leaf in a declared function is a workload thread's whatever the sample's
 		 * thread id says: samplers without thread ids (gperftools) count too. */
 		int k = nfuncs > 0 && leaf < s->depth ? match_name(r, f[leaf], funcs, nfuncs) : -1;
 		if (k >= 0)
-			fcnt[k] += 1;
+			fcnt[k] += n;
 		if (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS)
 			continue;
-		total++;
+		total += n;
 		if (leaf == s->depth) {
-			judged++; /* no user frame at all: not a walk that lost its way */
+			judged += n; /* no user frame at all: not a walk that lost its way */
 			continue;
 		}
 		/* the harness's own checks at the thread's start and end: no chain to judge */
@@ -328,11 +335,11 @@ static void workload_metrics(struct sb_run *r, const struct workload *w, double 
 		/* The chain must appear leaf-side first, in order; other frames may sit between. */
 		enum chain_verdict v = nchain > 0 ? judge_chain(r, s, f, leaf, chain, nchain, own)
 						  : CHAIN_WRONG;
-		unwalkable += v == CHAIN_UNWALKABLE;
-		judged += v != CHAIN_UNWALKABLE;
-		correct += v == CHAIN_RIGHT;
+		unwalkable += v == CHAIN_UNWALKABLE ? n : 0;
+		judged += v != CHAIN_UNWALKABLE ? n : 0;
+		correct += v == CHAIN_RIGHT ? n : 0;
 		if (noffcpu > 0 && match_name(r, f[leaf], offcpu, noffcpu) >= 0)
-			off++;
+			off += n;
 	}
 	double share[WL_MAX_FUNCS];
 	if (nfuncs > 0 && true_func_shares(r, w, nfuncs, share) == 0) {
@@ -363,10 +370,10 @@ static void kernel_metrics(struct sb_run *r, int wall)
 		const struct sb_sample *s = &r->samples[i];
 		if (wall && (s->thread_index < 0 || s->thread_index >= SB_MAX_THREADS))
 			continue;
-		n++;
+		n += sample_ticks(s);
 		if (s->depth > 0 && s->frame_offset + s->depth <= r->nframes &&
 		    frame_in_kernel(r, r->frames[s->frame_offset]))
-			kern++;
+			kern += sample_ticks(s);
 	}
 	if (kern > 0)
 		r->metrics.kernel_sample_fraction = (double)kern / (double)n;
@@ -428,18 +435,46 @@ static void integrity_metrics(struct sb_run *r)
 	m->stack_peak_bytes = run_stat(r, "stack_peak_bytes");
 }
 
+/* Per-thread sums of metrics_compute, one bucket per slot plus one (SB_MAX_THREADS) for
+ * samples on no workload thread, whose true share is 0. */
+struct thread_sums {
+	double cnt[SB_MAX_THREADS + 1], wsum[SB_MAX_THREADS + 1];
+	double cpu[SB_MAX_THREADS + 1], alive[SB_MAX_THREADS + 1];
+};
+
+/* busy_rate_accuracy: the samples of the threads that ran at least half as long as the
+ * longest-lived thread lived (not half their own life: a thread that starts as the run
+ * ends is all CPU) over their expected samples (wall: alive time, CPU view: CPU time),
+ * NaN with none busy. */
+static double busy_rate(const struct thread_sums *ts, double hz, int wall)
+{
+	double got = 0, want = 0, longest = 0;
+
+	for (int i = 0; i < SB_MAX_THREADS; i++)
+		longest = fmax(longest, ts->alive[i]);
+	for (int i = 0; i < SB_MAX_THREADS; i++) {
+		if (!(ts->alive[i] > 0) || ts->cpu[i] < 0.5 * longest)
+			continue;
+		got += ts->cnt[i];
+		want += (wall ? ts->alive[i] : ts->cpu[i]) / 1e9 * hz;
+	}
+	return want > 0 ? got / want : NAN;
+}
+
 void metrics_compute(struct sb_run *r, const struct workload *w)
 {
 	struct sb_metrics *m = &r->metrics;
-	/* +1 bucket: samples on no workload thread, whose true share is 0 */
-	double cnt[SB_MAX_THREADS + 1] = { 0 }, wsum[SB_MAX_THREADS + 1] = { 0 };
-	double cpu[SB_MAX_THREADS + 1] = { 0 }, alive[SB_MAX_THREADS + 1] = { 0 };
+	/* ~330 KB: on the heap */
+	struct thread_sums *ts = calloc(1, sizeof(*ts));
 	double true_cpu = 0, true_alive = 0, weights = 0, checksum_errors = 0;
 	double eintr = 0, short_io = 0, true_offcpu = 0;
 	size_t weighted = 0, truncated = 0, slotted = 0, misattributed = 0;
 	int wall = r->clock == SB_CLOCK_WALL;
 
 	metrics_clear(m);
+	if (!ts)
+		return;
+	double *cnt = ts->cnt, *wsum = ts->wsum, *cpu = ts->cpu, *alive = ts->alive;
 	for (size_t i = 0; i < r->nthread_rows; i++) {
 		struct sb_thread_row *t = &r->thread_rows[i];
 		if (t->index < 0 || t->index >= SB_MAX_THREADS)
@@ -464,19 +499,22 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 		/* Wall samplers sample idle non-workload threads by design: leave those out. */
 		if (wall && b == SB_MAX_THREADS)
 			continue;
-		counted++;
-		cnt[b] += 1;
+		/* a reused stack may stand for several ticks of an idle thread */
+		uint32_t n = sample_ticks(s);
+		counted += n;
+		cnt[b] += n;
 		if (!isnan(s->weight_ns)) {
 			wsum[b] += s->weight_ns;
 			weights += s->weight_ns;
 			weighted++;
 		}
 		if (s->flags & SB_SAMPLE_TRUNCATED)
-			truncated++;
+			truncated += n;
 		int ls = leaf_slot(r, s);
 		if (ls >= 0) {
 			slotted++;
-			if (ls != idx)
+			/* beyond WL_SLOT_FNS threads a leaf names its slot modulo WL_SLOT_FNS */
+			if (ls != (idx >= 0 ? idx % WL_SLOT_FNS : idx))
 				misattributed++;
 		}
 	}
@@ -488,6 +526,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 		}
 	}
 
+	m->busy_rate_accuracy = busy_rate(ts, r->hz, wall);
 	m->nsamples = (double)counted;
 	m->checksum_errors = checksum_errors;
 	if (wall) {
@@ -501,6 +540,7 @@ void metrics_compute(struct sb_run *r, const struct workload *w)
 		m->rate_accuracy = m->expected_samples > 0 ? counted / m->expected_samples : NAN;
 		m->thread_tvd = tvd(cnt, cpu, SB_MAX_THREADS + 1);
 	}
+	free(ts);
 	if (weighted > 0) {
 		double mx = fmax(weights, true_cpu);
 		m->magnitude_error = mx > 0 ? fabs(weights - true_cpu) / mx : NAN;

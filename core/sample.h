@@ -37,7 +37,17 @@ struct sb_sample {
 	uint32_t depth;           /* frames stored, leaf first */
 	uint32_t flags;           /* enum sb_sample_flags */
 	uint64_t frame_offset;    /* index of the first frame in sink->frames */
+	/* Ticks this sample stands for: 0 or 1, one; more, a reused stack of a thread that
+	 * stayed idle that long (mach-idle's idle threads, docs/mach.md). Read it through
+	 * sample_ticks(). */
+	uint32_t ticks;
 };
+
+/* How many ticks sample s stands for (at least 1). */
+static inline uint32_t sample_ticks(const struct sb_sample *s)
+{
+	return s->ticks > 1 ? s->ticks : 1;
+}
 
 /* Fixed-capacity sample store. All arrays are allocated by sink_create() before the run. */
 struct sb_sink {

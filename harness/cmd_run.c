@@ -107,7 +107,7 @@ const struct opt cmd_run_options[] = {
 		   "build variants of each workload, comma separated: fp (the plain\n"
 		   "build, default), nofp, inline (docs/workloads.md \"Variants\")"),
 	OPT_CALLBACK('t', "threads", NULL, "LIST", parse_threads,
-		     "workload threads, comma separated, each 1..256 (default 4)"),
+		     "workload threads, comma separated, each 1..10240 (default 4)"),
 	OPT_NUMBER('z', "hz", &env.hz, "F", 0, SB_MAX_HZ, NULL,
 		   "sampling frequency, 0 < F <= 20000 (default 100)"),
 	OPT_NUMBER('d', "duration", &env.duration_s, "SECS", 0, 3600, "seconds",

@@ -222,7 +222,7 @@ static double steal_ns_now(void)
 	return ns;
 }
 
-/* The progress clock's memory: SB_MAX_THREADS slots, zero (anonymous), MAP_SHARED so the
+/* The progress clock's memory: WL_PAUSE_SLOTS slots, zero (anonymous), MAP_SHARED so the
  * parent reads what the child's threads wrote; untouched pages cost nothing. NULL when
  * SB_PROGRESS_CLOCK=0 (measuring the clock's own cost, docs/metrics.md) or on failure. */
 static struct wl_pauses *pauses_map(void)
@@ -230,7 +230,7 @@ static struct wl_pauses *pauses_map(void)
 	const char *e = getenv("SB_PROGRESS_CLOCK");
 	if (e && !strcmp(e, "0"))
 		return NULL;
-	void *p = mmap(NULL, SB_MAX_THREADS * sizeof(struct wl_pauses), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, WL_PAUSE_SLOTS * sizeof(struct wl_pauses), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -240,7 +240,7 @@ static int collect_pauses(const struct wl_pauses *pauses, struct sb_run *r)
 {
 	size_t nb = 0, ng = 0;
 
-	for (int i = 0; i < SB_MAX_THREADS; i++) {
+	for (int i = 0; i < WL_PAUSE_SLOTS; i++) {
 		const struct wl_pauses *p = &pauses[i];
 		if (!atomic_load(&p->steps))
 			continue;
@@ -256,7 +256,7 @@ static int collect_pauses(const struct wl_pauses *pauses, struct sb_run *r)
 	if (!r->progress || !r->pause_hist || !r->gaps)
 		return -1;
 	r->nprogress = 0;
-	for (int i = 0; i < SB_MAX_THREADS; i++) {
+	for (int i = 0; i < WL_PAUSE_SLOTS; i++) {
 		const struct wl_pauses *p = &pauses[i];
 		if (!atomic_load(&p->steps))
 			continue;
@@ -389,6 +389,10 @@ static int collect(const struct run_spec *spec, const struct sb_sink *sink,
 		memcpy(row->name, t->name, sizeof(row->name));
 		row->name[sizeof(row->name) - 1] = 0;
 	}
+	/* keep the rows used: a bench holds every run's rows, SB_MAX_THREADS is 10,240 */
+	struct sb_thread_row *fit = realloc(r->thread_rows, (r->nthread_rows + 1) * sizeof(*fit));
+	if (fit)
+		r->thread_rows = fit;
 	for (int i = 0; i < sh->nstats; i++)
 		run_add_stat(r, sh->stats[i].name, sh->stats[i].value);
 	collect_truth_stats(spec->workload, sh->truth, r);
@@ -544,7 +548,7 @@ cleanup:
 	if (sh != MAP_FAILED)
 		munmap(sh, sizeof(*sh));
 	if (pauses)
-		munmap(pauses, SB_MAX_THREADS * sizeof(*pauses));
+		munmap(pauses, WL_PAUSE_SLOTS * sizeof(*pauses));
 	sink_destroy(sink);
 	return rc;
 }

@@ -378,14 +378,14 @@ static void relocate_addresses(struct sb_run *r, const unsigned char *buf, size_
  * for a sampler. */
 static void rebase_slot_leaves(struct sb_run *r)
 {
-	static char names[SB_MAX_THREADS][SB_SYM_FUNC_LEN];
-	uint64_t lo[SB_MAX_THREADS], hi;
+	static char names[WL_SLOT_FNS][SB_SYM_FUNC_LEN];
+	uint64_t lo[WL_SLOT_FNS], hi;
 	struct sb_symbolizer *sym = symbolizer_new();
 	int changed = 0;
 
 	if (!sym)
 		return;
-	for (int i = 0; i < SB_MAX_THREADS; i++) {
+	for (int i = 0; i < WL_SLOT_FNS; i++) {
 		struct sb_symbol out;
 		wl_slot_range(i, &lo[i], &hi);
 		names[i][0] = 0;
@@ -395,7 +395,7 @@ static void rebase_slot_leaves(struct sb_run *r)
 	symbolizer_free(sym);
 	for (size_t k = 0; k < r->nsymbols; k++) {
 		struct sb_symbol *y = &r->symbols[k];
-		for (int i = 0; y->pc >= IMPORT_PC_BASE && i < SB_MAX_THREADS; i++) {
+		for (int i = 0; y->pc >= IMPORT_PC_BASE && i < WL_SLOT_FNS; i++) {
 			if (!names[i][0] || strcmp(y->function, names[i]))
 				continue;
 			for (size_t f = 0; f < r->nframes; f++)

@@ -121,13 +121,49 @@ out:
 	return ok;
 }
 
+/* Columns newer files have and older ones lack: read as zero when absent. */
+static int optional_column(const char *name)
+{
+	static const char *const optional[] = { "ticks", NULL }; /* samples, schema 2 */
+
+	for (int i = 0; optional[i]; i++)
+		if (strcmp(optional[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* memtype with only the members file type ft has: the same size and offsets, so the
+ * members left out stay zero in a zeroed buffer. Returns a new type or -1. */
+static hid_t present_members(hid_t memtype, hid_t ft)
+{
+	hid_t t = H5Tcreate(H5T_COMPOUND, H5Tget_size(memtype));
+	int nm = H5Tget_nmembers(memtype);
+
+	for (int i = 0; t >= 0 && i < nm; i++) {
+		char *mname = H5Tget_member_name(memtype, (unsigned)i);
+		hid_t mt = H5Tget_member_type(memtype, (unsigned)i);
+		int ok = mname && mt >= 0;
+		if (ok && H5Tget_member_index(ft, mname) >= 0)
+			ok = H5Tinsert(t, mname, H5Tget_member_offset(memtype, (unsigned)i), mt) >= 0;
+		if (mt >= 0)
+			H5Tclose(mt);
+		H5free_memory(mname);
+		if (!ok) {
+			H5Tclose(t);
+			t = -1;
+		}
+	}
+	return t;
+}
+
 /* Reads the whole 1-D dataset grp/name as memtype rows of esize bytes into *out (malloc'd,
- * NULL when empty). Every member of a compound memtype must exist in the file. The extent
- * is checked against the bytes the dataset really stores before anything is allocated. */
+ * NULL when empty). Every member of a compound memtype must exist in the file but the
+ * optional columns (zero when absent). The extent is checked against the bytes the
+ * dataset really stores before anything is allocated. */
 static int read_rows(struct rd *rd, hid_t loc, const char *grp, const char *name,
 		     hid_t memtype, void **out, size_t *n)
 {
-	hid_t d = -1, ft = -1, space = -1;
+	hid_t d = -1, ft = -1, space = -1, partial = -1;
 	size_t esize = H5Tget_size(memtype), fsize = 0;
 	hsize_t dims = 0, maxdims = 0, stored = 0;
 	void *buf = NULL;
@@ -158,14 +194,22 @@ static int read_rows(struct rd *rd, hid_t loc, const char *grp, const char *name
 		for (int i = 0; i < nm; i++) {
 			char *mname = H5Tget_member_name(memtype, (unsigned)i);
 			int found = mname && H5Tget_member_index(ft, mname) >= 0;
+			int optional = !found && mname && optional_column(mname);
 
-			if (!found)
+			if (!found && !optional)
 				seterr(rd->err, rd->errlen, "'%s' has no column %s/%s.%s", rd->path,
 				       grp, name, mname ? mname : "?");
 			H5free_memory(mname);
-			if (!found)
+			if (!found && !optional)
 				goto cleanup;
+			if (optional && partial < 0 && (partial = present_members(memtype, ft)) < 0) {
+				seterr(rd->err, rd->errlen, "cannot read '%s': cannot build HDF5 types",
+				       rd->path);
+				goto cleanup;
+			}
 		}
+		if (partial >= 0)
+			memtype = partial;
 	}
 	/* A damaged extent must not make us allocate (or HDF5 fill) gigabytes: the rows must
 	 * fit the bytes stored for the dataset at the best compression deflate reaches. */
@@ -203,6 +247,7 @@ static int read_rows(struct rd *rd, hid_t loc, const char *grp, const char *name
 	ret = 0;
 cleanup:
 	free(buf);
+	close_id(&partial);
 	close_id(&space);
 	close_id(&ft);
 	close_id(&d);

@@ -41,6 +41,7 @@ const struct field sample_fields[] = {
 	FLD(sb_sample, depth, K_U32),
 	FLD(sb_sample, flags, K_U32),
 	FLD(sb_sample, frame_offset, K_U64),
+	FLD(sb_sample, ticks, K_U32), /* absent in older files: read as 0, one tick */
 };
 
 const struct field thread_fields[] = {

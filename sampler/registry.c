@@ -31,6 +31,28 @@ static struct reg_entry entries[REG_CAP];
 /* Entries [0, high) have been used at least once. Never lowered: lowering it races with
  * a claim and would hide a live entry from snapshots; a scan of REG_CAP is ~1 us. */
 static _Atomic uint32_t high;
+/* Entries below high that are FREE (compacted), and entries DEAD: claim() scans from 0
+ * only when the first is non-zero (with 10,000 threads starting, a scan from 0 each would
+ * be quadratic), registry_compact() scans only when the second is. */
+static _Atomic uint32_t nfree_low, ndead;
+/* The change log: change n names its entry in log[n % REG_LOG], whose seq reads n + 1
+ * once written. epoch counts the changes claimed. */
+static _Atomic uint64_t epoch;
+static struct {
+	_Atomic uint64_t seq;
+	_Atomic uint32_t idx;
+} change_log[REG_LOG];
+_Static_assert((REG_LOG & (REG_LOG - 1)) == 0, "REG_LOG is a power of 2");
+
+/* Logs a change of entry e, after the change itself. */
+static void log_change(const struct reg_entry *e)
+{
+	uint64_t n = atomic_fetch_add_explicit(&epoch, 1, memory_order_acq_rel);
+
+	atomic_store_explicit(&change_log[n % REG_LOG].idx, (uint32_t)(e - entries),
+			      memory_order_relaxed);
+	atomic_store_explicit(&change_log[n % REG_LOG].seq, n + 1, memory_order_release);
+}
 
 static __thread struct reg_entry *self_entry SB_TLS;
 static __thread pid_t self_tid SB_TLS;
@@ -63,20 +85,55 @@ __attribute__((no_sanitize("address"))) static uintptr_t outer_frame(const struc
 	return outer;
 }
 
+/* A FREE entry made CLAIMED: one of the compacted ones below high when there are any,
+ * else the first never used (at high), else any. NULL when full. */
 static struct reg_entry *claim(void)
 {
-	for (uint32_t i = 0; i < REG_CAP; i++) {
-		uint32_t want = E_FREE;
+	uint32_t from = atomic_load_explicit(&nfree_low, memory_order_relaxed) > 0
+				? 0
+				: atomic_load_explicit(&high, memory_order_relaxed);
+
+	for (uint32_t k = 0; k < REG_CAP; k++) {
+		uint32_t i = (from + k) % REG_CAP, want = E_FREE;
 		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) != E_FREE)
 			continue;
 		if (!atomic_compare_exchange_strong(&entries[i].state, &want, E_CLAIMED))
 			continue;
 		uint32_t h = atomic_load(&high);
+		if (i < h)
+			atomic_fetch_sub_explicit(&nfree_low, 1, memory_order_relaxed);
 		while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
 			;
 		return &entries[i];
 	}
 	return NULL;
+}
+
+uint64_t registry_epoch(void)
+{
+	return atomic_load_explicit(&epoch, memory_order_acquire);
+}
+
+int registry_changes(uint64_t *cursor, uint32_t *idx, int max)
+{
+	uint64_t head = atomic_load_explicit(&epoch, memory_order_acquire), n = *cursor;
+	int k = 0;
+
+	if (head - n > REG_LOG)
+		return -1;
+	for (; n < head && k < max; n++) {
+		uint64_t seq = atomic_load_explicit(&change_log[n % REG_LOG].seq, memory_order_acquire);
+		if (seq < n + 1)
+			break; /* its writer is still at it: next time */
+		uint32_t i = atomic_load_explicit(&change_log[n % REG_LOG].idx, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (seq > n + 1 ||
+		    atomic_load_explicit(&change_log[n % REG_LOG].seq, memory_order_relaxed) != n + 1)
+			return -1; /* overwritten by a later change */
+		idx[k++] = i;
+	}
+	*cursor = n;
+	return k;
 }
 
 int registry_add_self(void)
@@ -115,6 +172,7 @@ int registry_add_self(void)
 	self_entry = e;
 	self_tid = tid;
 	atomic_store_explicit(&e->state, E_LIVE, memory_order_release);
+	log_change(e); /* after LIVE: a sampler that reads the change sees the entry */
 	return 0;
 }
 
@@ -125,15 +183,42 @@ void registry_remove_self(void)
 
 	if (!e || self_tid != reg_gettid())
 		return;
-	atomic_compare_exchange_strong(&e->state, &live, E_DEAD);
+	if (atomic_compare_exchange_strong(&e->state, &live, E_DEAD)) {
+		atomic_fetch_add_explicit(&ndead, 1, memory_order_relaxed);
+		log_change(e);
+	}
 	/* self_entry and the tc_park binding stay: a rendezvous racing with the rest of the
 	 * exit path must find its control block. */
 }
 
 void registry_set_self_slot(int slot)
 {
-	if (self_entry && self_tid == reg_gettid())
+	if (self_entry && self_tid == reg_gettid()) {
 		atomic_store_explicit(&self_entry->slot, slot, memory_order_relaxed);
+		log_change(self_entry);
+	}
+}
+
+int registry_read(uint32_t i, struct reg_snap *s)
+{
+	struct reg_entry *e = &entries[i % REG_CAP];
+
+	if (atomic_load_explicit(&e->state, memory_order_acquire) != E_LIVE)
+		return 0;
+	uint32_t gen = atomic_load_explicit(&e->gen, memory_order_acquire);
+	s->idx = i;
+	s->gen = gen;
+	s->tid = atomic_load_explicit(&e->tid, memory_order_relaxed);
+	s->pthread = (pthread_t)atomic_load_explicit(&e->pthread, memory_order_relaxed);
+	s->bounds.lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
+	s->bounds.hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
+	s->outer_fp = atomic_load_explicit(&e->outer_fp, memory_order_relaxed);
+	s->slot = atomic_load_explicit(&e->slot, memory_order_relaxed);
+	s->reg_ns = atomic_load_explicit(&e->reg_ns, memory_order_relaxed);
+	s->park = &e->park;
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->gen, memory_order_relaxed) == gen &&
+	       atomic_load_explicit(&e->state, memory_order_relaxed) == E_LIVE;
 }
 
 int registry_snapshot(struct reg_snap *out, int max)
@@ -141,29 +226,8 @@ int registry_snapshot(struct reg_snap *out, int max)
 	uint32_t h = atomic_load_explicit(&high, memory_order_acquire);
 	int n = 0;
 
-	for (uint32_t i = 0; i < h && n < max; i++) {
-		struct reg_entry *e = &entries[i];
-		struct reg_snap *s = &out[n];
-
-		if (atomic_load_explicit(&e->state, memory_order_acquire) != E_LIVE)
-			continue;
-		uint32_t gen = atomic_load_explicit(&e->gen, memory_order_acquire);
-		s->idx = i;
-		s->gen = gen;
-		s->tid = atomic_load_explicit(&e->tid, memory_order_relaxed);
-		s->pthread = (pthread_t)atomic_load_explicit(&e->pthread, memory_order_relaxed);
-		s->bounds.lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
-		s->bounds.hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
-		s->outer_fp = atomic_load_explicit(&e->outer_fp, memory_order_relaxed);
-		s->slot = atomic_load_explicit(&e->slot, memory_order_relaxed);
-		s->reg_ns = atomic_load_explicit(&e->reg_ns, memory_order_relaxed);
-		s->park = &e->park;
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&e->gen, memory_order_relaxed) != gen ||
-		    atomic_load_explicit(&e->state, memory_order_relaxed) != E_LIVE)
-			continue;
-		n++;
-	}
+	for (uint32_t i = 0; i < h && n < max; i++)
+		n += registry_read(i, &out[n]);
 	return n;
 }
 
@@ -172,11 +236,16 @@ int registry_compact(void)
 	uint32_t h = atomic_load_explicit(&high, memory_order_acquire);
 	int n = 0;
 
+	if (atomic_load_explicit(&ndead, memory_order_relaxed) == 0)
+		return 0;
 	for (uint32_t i = 0; i < h; i++) {
 		uint32_t dead = E_DEAD;
 		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) == E_DEAD &&
-		    atomic_compare_exchange_strong(&entries[i].state, &dead, E_FREE))
+		    atomic_compare_exchange_strong(&entries[i].state, &dead, E_FREE)) {
+			atomic_fetch_sub_explicit(&ndead, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&nfree_low, 1, memory_order_relaxed);
 			n++;
+		}
 	}
 	return n;
 }
@@ -205,10 +274,15 @@ int registry_dead(void)
  * and every open request, and let the thread register again. Runs single-threaded. */
 static void reg_atfork_child(void)
 {
-	for (uint32_t i = 0; i < REG_CAP; i++) {
+	uint32_t h = atomic_load_explicit(&high, memory_order_relaxed), nd = 0;
+
+	/* entries at and above high were never used: nothing to forget there */
+	for (uint32_t i = 0; i < h; i++) {
 		struct tc_park *p = &entries[i].park;
-		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) != E_FREE)
+		if (atomic_load_explicit(&entries[i].state, memory_order_relaxed) != E_FREE) {
 			atomic_store_explicit(&entries[i].state, E_DEAD, memory_order_relaxed);
+			nd++;
+		}
 		atomic_store_explicit(&p->st, 0, memory_order_relaxed);
 		atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
 		atomic_store_explicit(&p->entered, 0, memory_order_relaxed);
@@ -216,6 +290,10 @@ static void reg_atfork_child(void)
 		 * another thread of ours: tc_attach_self() must not deallocate it. */
 		atomic_store_explicit(&p->port, 0, memory_order_relaxed);
 	}
+	atomic_store_explicit(&ndead, nd, memory_order_relaxed);
+	/* every change before the fork is lost to the child's sampler: it starts with a
+	 * snapshot */
+	atomic_fetch_add_explicit(&epoch, REG_LOG + 1, memory_order_relaxed);
 	self_entry = NULL;
 	self_tid = 0;
 }

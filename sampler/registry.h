@@ -22,7 +22,8 @@
 #include "sampler/fpwalk.h"
 #include "sampler/thread_ctl.h"
 
-#define REG_CAP 512 /* threads alive at once (dead entries are recycled) */
+#define REG_CAP 16384 /* threads alive at once (dead entries are recycled) */
+#define REG_LOG 4096   /* changes kept for registry_changes() (a power of 2) */
 
 /* One registered thread as copied by registry_snapshot(). */
 struct reg_snap {
@@ -47,9 +48,22 @@ void registry_remove_self(void);
 void registry_set_self_slot(int slot);
 
 /* Copies up to max LIVE entries into out; returns how many. Lock-free; safe against
- * threads registering and exiting concurrently. */
+ * threads registering and exiting concurrently. O(entries ever used): a sampler with
+ * thousands of threads takes one only when registry_epoch() moved. */
 int registry_snapshot(struct reg_snap *out, int max);
-/* Turns DEAD entries into FREE ones. Returns how many. Call between ticks. */
+/* Changes logged so far: a thread registered, exited or set its slot (each logged after
+ * the change). A snapshot taken after reading value v holds every change up to v. */
+uint64_t registry_epoch(void);
+/* The entries changed since change *cursor (registry_epoch() values), up to max of them
+ * into idx (an entry may come more than once), and advances *cursor past them. Returns
+ * how many, or -1 when some were lost (more than REG_LOG changes since *cursor): then
+ * take a snapshot and start again from the epoch read before it. Lock-free; O(changes). */
+int registry_changes(uint64_t *cursor, uint32_t *idx, int max);
+/* Copies entry idx into out if it is LIVE (as registry_snapshot does). Returns 1, or 0
+ * when it is not LIVE. */
+int registry_read(uint32_t idx, struct reg_snap *out);
+/* Turns DEAD entries into FREE ones. Returns how many. Call between ticks. O(1) when no
+ * entry is DEAD. */
 int registry_compact(void);
 /* Entries in state LIVE / DEAD right now (racy counts, for tests and stats). */
 int registry_live(void);

@@ -16,7 +16,9 @@
 
 #include "core/sample.h"
 
-#define SB_MAX_THREADS 256 /* workload thread slots */
+/* Workload thread slots: truth rows, --threads. A PC names a slot only modulo the slot
+ * functions (WL_SLOT_FNS, workloads/workload.h). */
+#define SB_MAX_THREADS 10240
 
 enum sb_clock {
 	SB_CLOCK_CPU,  /* samples a thread only while it runs (setitimer, timer_create, perf) */
@@ -79,7 +81,7 @@ struct sb_stat {
 	double value;
 };
 
-#define SB_MAX_STATS 32
+#define SB_MAX_STATS 40
 
 struct sampler {
 	const char *name;

@@ -10,6 +10,8 @@ __thread struct sb_stack_bounds sb_self_bounds SB_TLS;
 
 /* Live workload threads by slot. Churn reuses slots, so a slot holds the latest tid. */
 static _Atomic pid_t slot_tid[SB_MAX_THREADS];
+/* One past the highest slot ever begun: sb_index_of_tid scans no further. */
+static _Atomic int slot_high;
 
 static int (*_Atomic slot_resolver)(uint64_t pc);
 
@@ -40,8 +42,12 @@ void sb_thread_begin(int index)
 	sb_stack_bounds_self(&b);
 	sb_self_bounds = b;
 	sb_self_index = index;
-	if (index >= 0 && index < SB_MAX_THREADS)
+	if (index >= 0 && index < SB_MAX_THREADS) {
 		atomic_store(&slot_tid[index], sb_gettid());
+		int h = atomic_load_explicit(&slot_high, memory_order_relaxed);
+		while (h <= index && !atomic_compare_exchange_weak(&slot_high, &h, index + 1))
+			;
+	}
 	if (sb_active_sampler && sb_active_sampler->thread_start)
 		sb_active_sampler->thread_start(index);
 }
@@ -60,7 +66,9 @@ void sb_thread_end(void)
 
 int sb_index_of_tid(pid_t tid)
 {
-	for (int i = 0; i < SB_MAX_THREADS; i++)
+	int h = atomic_load_explicit(&slot_high, memory_order_acquire);
+
+	for (int i = 0; i < h && i < SB_MAX_THREADS; i++)
 		if (atomic_load_explicit(&slot_tid[i], memory_order_relaxed) == tid)
 			return i;
 	return -1;

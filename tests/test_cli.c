@@ -76,11 +76,11 @@ static void test_bad_hz(void **state)
 static void test_bad_threads(void **state)
 {
 	(void)state;
-	expect_usage_error("--threads must be between 1 and 256",
+	expect_usage_error("--threads must be between 1 and 10240",
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "0", "-o", out_path));
-	expect_usage_error("--threads must be between 1 and 256",
-			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "257", "-o", out_path));
-	expect_usage_error("--threads must be between 1 and 256",
+	expect_usage_error("--threads must be between 1 and 10240",
+			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "10241", "-o", out_path));
+	expect_usage_error("--threads must be between 1 and 10240",
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "--threads", "2,0", "-o", out_path));
 	expect_usage_error("invalid integer '8x' for --threads",
 			   ARGS("run", "-s", "itimer", "-w", "skewed", "-t", "2,8x", "-o", out_path));

@@ -148,6 +148,7 @@ static struct sb_run run_ok(void)
 		s->depth = i == 3 ? 0 : 2 + (i == 2);
 		s->flags = SB_SAMPLE_RAN | (i == 2 ? SB_SAMPLE_TRUNCATED : 0);
 		s->frame_offset = i == 3 ? 7 : 2 * i;
+		s->ticks = i == 1 ? 250 : 0; /* a reused stack for 250 ticks */
 	}
 	r.nthread_rows = 2;
 	r.thread_rows = calloc(r.nthread_rows, sizeof(*r.thread_rows));
@@ -378,6 +379,7 @@ static void assert_same_run(const struct sb_run *a, const struct sb_run *b, int 
 		assert_int_equal(x->depth, y->depth);
 		assert_int_equal(x->flags, y->flags);
 		assert_int_equal(x->frame_offset, y->frame_offset);
+		assert_int_equal(x->ticks, y->ticks);
 	}
 	assert_int_equal(a->nframes, b->nframes);
 	if (a->nframes)

@@ -142,7 +142,7 @@ static void test_errors_name_the_line(void **state)
 	expect_error("samplers = ctimer\n", 1, "before the first [profile]");
 	expect_error("[p]\nsamplers = ctimer\nsamplers = itimer\n", 3, "set twice");
 	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nthreads = 0\n", 4,
-		     "'threads' must be between 1 and 256");
+		     "'threads' must be between 1 and 10240");
 	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nhz = fast\n", 4,
 		     "invalid number 'fast'");
 	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 2 3\n", 4,

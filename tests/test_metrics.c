@@ -174,6 +174,32 @@ static void test_wall_view(void **state)
 	run_free(&f.r);
 }
 
+/* A reused stack stands for its ticks: thread 1 idle all along, recorded as one sample of
+ * 400 ticks (mach-idle's cold threads), counts as 400 samples; thread 0 busy, sampled every
+ * tick. busy_rate_accuracy looks at thread 0 alone. */
+static void test_ticks_and_busy_rate(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, SB_CLOCK_WALL, 100);
+	f.r.thread_rows[0].cpu_ns = 4000000000ull; /* busy: all its life */
+	f.r.thread_rows[1].cpu_ns = 1000000;       /* idle */
+	for (int i = 0; i < 380; i++) /* 95 % of its ticks */
+		fake_add(&f, 0, (uint64_t)i * 10000000ull, 0, 1e7, 50000, 60000);
+	fake_add(&f, 1, 0, 1, 0, NAN, NAN);
+	f.r.samples[f.r.nsamples - 1].flags = SB_SAMPLE_REUSED;
+	f.r.samples[f.r.nsamples - 1].ticks = 400;
+	metrics_compute(&f.r, NULL);
+	struct sb_metrics *m = &f.r.metrics;
+	assert_float_equal(m->nsamples, 780, 1e-9);
+	assert_float_equal(m->wall_rate_accuracy, 780.0 / 800, 1e-9);
+	assert_float_equal(m->busy_rate_accuracy, 0.95, 1e-9);
+	assert_int_equal(f.r.thread_rows[1].samples, 400);
+	/* its interval is the period, not the run */
+	assert_float_equal(m->interval_mean_ns, 1e7, 1e-3);
+	run_free(&f.r);
+}
+
 /* A fake workload's chain, leaf side first: chain_leaf called from chain_root. */
 static __attribute__((noinline, used)) int chain_leaf(int x) { return x * 3 + 1; }
 static __attribute__((noinline, used)) int chain_root(int x) { return chain_leaf(x) + 2; }
@@ -443,7 +469,7 @@ static void record_entry_slot(struct wl_ctx *ctx, int index)
 static void test_slot_ranges(void **state)
 {
 	(void)state;
-	for (int slot = 0; slot < SB_MAX_THREADS; slot++) {
+	for (int slot = 0; slot < WL_SLOT_FNS; slot++) {
 		uint64_t lo, hi;
 		wl_slot_range(slot, &lo, &hi);
 		assert_true(lo < hi);
@@ -571,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_view_errors),
 		cmocka_unit_test(test_unknown_thread_penalised),
 		cmocka_unit_test(test_wall_view),
+		cmocka_unit_test(test_ticks_and_busy_rate),
 		cmocka_unit_test(test_metric_table),
 		cmocka_unit_test(test_slot_ranges),
 		cmocka_unit_test(test_cost_from_process),

@@ -100,7 +100,7 @@ static void test_clock_sees_holds(void **state)
 {
 	(void)state;
 	struct wl_truth *truth = calloc(SB_MAX_THREADS, sizeof(*truth));
-	struct wl_pauses *pauses = mmap(NULL, SB_MAX_THREADS * sizeof(*pauses),
+	struct wl_pauses *pauses = mmap(NULL, WL_PAUSE_SLOTS * sizeof(*pauses),
 					PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct wl_ctx ctx = { .threads = 1, .duration_s = 0.4, .seed = 3, .truth = truth,
 			      .pauses = pauses };
@@ -144,7 +144,7 @@ static void test_clock_sees_holds(void **state)
 	assert_true(atomic_load(&p->pause_ns) >= HOLDS * (HOLD_NS - 100000));
 	assert_true(atomic_load(&p->active_ns) > 300000000ull);
 	signal(SIGUSR2, SIG_DFL);
-	munmap(pauses, SB_MAX_THREADS * sizeof(*pauses));
+	munmap(pauses, WL_PAUSE_SLOTS * sizeof(*pauses));
 	free(truth);
 }
 

@@ -81,6 +81,53 @@ static void check_lifecycle(int use_exit)
 	assert_int_equal(registry_dead(), 0);
 }
 
+/* 1 when idx[0..n) holds entry i. */
+static int logged(const uint32_t *idx, int n, uint32_t i)
+{
+	for (int k = 0; k < n; k++)
+		if (idx[k] == i)
+			return 1;
+	return 0;
+}
+
+/* The change log names a thread's entry when it registers and when it exits, and only
+ * then: a sampler that follows it (mach) sees every thread without a snapshot a tick. */
+static void test_change_log(void **state)
+{
+	static uint32_t idx[REG_LOG];
+	struct gate g = { 0 };
+	pthread_t t;
+	uint64_t cursor = registry_epoch();
+	struct reg_snap e;
+
+	(void)state;
+	assert_int_equal(registry_changes(&cursor, idx, REG_LOG), 0);
+	assert_int_equal(pthread_create(&t, NULL, gated, &g), 0);
+	while (atomic_load(&g.tid) == 0)
+		usleep(100);
+	int n = registry_changes(&cursor, idx, REG_LOG);
+	assert_true(n >= 1);
+	int k = n - 1; /* its registration, the latest change */
+	assert_int_equal(registry_read(idx[k], &e), 1);
+	assert_int_equal(e.tid, atomic_load(&g.tid));
+	uint32_t mine = idx[k];
+	assert_int_equal(registry_changes(&cursor, idx, REG_LOG), 0); /* nothing new */
+
+	atomic_store(&g.release, 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	n = registry_changes(&cursor, idx, REG_LOG);
+	assert_true(logged(idx, n, mine)); /* its exit */
+	assert_int_equal(registry_read(mine, &e), 0);
+
+	/* More changes than the log keeps: the reader is told to take a snapshot. */
+	assert_int_equal(registry_add_self(), 0);
+	uint64_t old = registry_epoch();
+	for (int i = 0; i < REG_LOG + 1; i++)
+		registry_set_self_slot(i % 3);
+	assert_int_equal(registry_changes(&old, idx, REG_LOG), -1);
+	registry_set_self_slot(-1);
+}
+
 static void test_lifecycle_return(void **state)
 {
 	(void)state;
@@ -202,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_lifecycle_return),
 		cmocka_unit_test(test_lifecycle_pthread_exit),
 		cmocka_unit_test(test_add_remove_self),
+		cmocka_unit_test(test_change_log),
 		cmocka_unit_test(test_snapshot_during_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,7 @@ static __thread struct wl_progress wl_prog;
 void wl_progress_begin(struct wl_ctx *ctx, int index)
 {
 	wl_prog = (struct wl_progress){
-		.slot = ctx->pauses ? &ctx->pauses[(unsigned)index % SB_MAX_THREADS] : NULL,
+		.slot = ctx->pauses && index >= 0 && index < WL_PAUSE_SLOTS ? &ctx->pauses[index] : NULL,
 		.step_ns = UINT64_MAX,
 	};
 }

@@ -19,6 +19,9 @@
 
 #define SB_PAUSE_MIN_NS 10000 /* a gap this much over the thread's step is a pause */
 #define WL_PAUSE_LOG 4096     /* pauses logged with their time, per slot */
+/* Slots with a progress clock: the first 256. Each slot's record is ~80 KB (its log and
+ * histogram), so thousands of (mostly idle) threads go without one. */
+#define WL_PAUSE_SLOTS 256
 
 struct wl_gap {
 	uint64_t start_ns, gap_ns, pause_ns;

@@ -1,7 +1,8 @@
 /* slots.c - 256 slot-unique leaf functions, so that a PC alone names the workload thread,
  * and 256 slot-unique entry functions through which every workload thread runs, so that
  * any stack that reaches the thread's bottom names it too (work outside the slot leaves,
- * as in hotspot, or a leaf in libc).
+ * as in hotspot, or a leaf in libc). Beyond 256 threads slot i runs in the functions of
+ * i mod 256 (WL_SLOT_FNS): a PC names its thread modulo 256.
  *
  * The leaves live in their own section (sb_slots): the linker brackets it with
  * __start_sb_slots/__stop_sb_slots, and slot ranges are the gaps between sorted entry
@@ -52,33 +53,33 @@ D256(ENTRY)
 
 typedef void (*entry_fn)(void (*)(struct wl_ctx *, int), struct wl_ctx *, int);
 #define N(n) wl_slot_entry_##n,
-static const entry_fn entry_fns[SB_MAX_THREADS] = { D256(N) };
+static const entry_fn entry_fns[WL_SLOT_FNS] = { D256(N) };
 
 typedef uint64_t (*slot_fn)(uint64_t, uint64_t);
 #define E(n) wl_slot_leaf_##n,
-static const slot_fn slot_fns[SB_MAX_THREADS] = { D256(E) };
+static const slot_fn slot_fns[WL_SLOT_FNS] = { D256(E) };
 _Static_assert(sizeof(slot_fns) / sizeof(slot_fns[0]) == 256, "one leaf per slot");
 
 extern const char __start_sb_slots[] PLAT_SECTION_START("sb_slots");
 extern const char __stop_sb_slots[] PLAT_SECTION_STOP("sb_slots");
 
-/* Ranges of the leaves [0, SB_MAX_THREADS) and of the entries [SB_MAX_THREADS, 2 x). */
-static uint64_t slot_lo[2 * SB_MAX_THREADS], slot_hi[2 * SB_MAX_THREADS];
+/* Ranges of the leaves [0, WL_SLOT_FNS) and of the entries [WL_SLOT_FNS, 2 x). */
+static uint64_t slot_lo[2 * WL_SLOT_FNS], slot_hi[2 * WL_SLOT_FNS];
 
 static uint64_t fn_addr(int k)
 {
-	return k < SB_MAX_THREADS ? (uint64_t)(uintptr_t)slot_fns[k]
-				  : (uint64_t)(uintptr_t)entry_fns[k - SB_MAX_THREADS];
+	return k < WL_SLOT_FNS ? (uint64_t)(uintptr_t)slot_fns[k]
+				  : (uint64_t)(uintptr_t)entry_fns[k - WL_SLOT_FNS];
 }
 
 /* Computes the ranges before main(), so wl_slot_of_pc never initialises in a handler. A
  * function ends where the next one of the section starts. */
 __attribute__((constructor)) static void slot_ranges_init(void)
 {
-	for (int i = 0; i < 2 * SB_MAX_THREADS; i++) {
+	for (int i = 0; i < 2 * WL_SLOT_FNS; i++) {
 		uint64_t lo = fn_addr(i);
 		uint64_t hi = (uint64_t)(uintptr_t)__stop_sb_slots;
-		for (int j = 0; j < 2 * SB_MAX_THREADS; j++) {
+		for (int j = 0; j < 2 * WL_SLOT_FNS; j++) {
 			uint64_t o = fn_addr(j);
 			if (o > lo && o < hi)
 				hi = o;
@@ -90,12 +91,12 @@ __attribute__((constructor)) static void slot_ranges_init(void)
 
 void wl_slot_enter(int slot, void (*fn)(struct wl_ctx *, int), struct wl_ctx *ctx, int index)
 {
-	entry_fns[(unsigned)slot % SB_MAX_THREADS](fn, ctx, index);
+	entry_fns[(unsigned)slot % WL_SLOT_FNS](fn, ctx, index);
 }
 
 uint64_t wl_slot_work(int slot, uint64_t seed, uint64_t iters)
 {
-	return slot_fns[(unsigned)slot % SB_MAX_THREADS](seed, iters);
+	return slot_fns[(unsigned)slot % WL_SLOT_FNS](seed, iters);
 }
 
 /* The reference result, computed outside the slot section. */
@@ -139,7 +140,7 @@ int wl_slot_of_pc(uint64_t pc)
 {
 	if (pc < (uint64_t)(uintptr_t)__start_sb_slots || pc >= (uint64_t)(uintptr_t)__stop_sb_slots)
 		return -1;
-	for (int i = 0; i < SB_MAX_THREADS; i++)
+	for (int i = 0; i < WL_SLOT_FNS; i++)
 		if (pc >= slot_lo[i] && pc < slot_hi[i])
 			return i;
 	return -1;
@@ -151,9 +152,9 @@ int wl_slot_frame_of_pc(uint64_t pc)
 	if (s >= 0 || pc < (uint64_t)(uintptr_t)__start_sb_slots ||
 	    pc >= (uint64_t)(uintptr_t)__stop_sb_slots)
 		return s;
-	for (int i = SB_MAX_THREADS; i < 2 * SB_MAX_THREADS; i++)
+	for (int i = WL_SLOT_FNS; i < 2 * WL_SLOT_FNS; i++)
 		if (pc >= slot_lo[i] && pc < slot_hi[i])
-			return i - SB_MAX_THREADS;
+			return i - WL_SLOT_FNS;
 	return -1;
 }
 
@@ -166,6 +167,6 @@ __attribute__((constructor)) static void install_slot_resolver(void)
 
 void wl_slot_range(int slot, uint64_t *lo, uint64_t *hi)
 {
-	*lo = slot_lo[(unsigned)slot % SB_MAX_THREADS];
-	*hi = slot_hi[(unsigned)slot % SB_MAX_THREADS];
+	*lo = slot_lo[(unsigned)slot % WL_SLOT_FNS];
+	*hi = slot_hi[(unsigned)slot % WL_SLOT_FNS];
 }

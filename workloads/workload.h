@@ -57,7 +57,8 @@ struct wl_ctx {
 	double sample_hz;     /* the run's sampling rate, for work in step with it (alias); 0: unknown */
 	uint64_t deadline_ns; /* sb_now_ns() at which threads stop */
 	struct wl_truth *truth; /* SB_MAX_THREADS slots, zeroed by the harness */
-	struct wl_pauses *pauses; /* SB_MAX_THREADS slots, zeroed, or NULL: no progress clock */
+	/* WL_PAUSE_SLOTS slots (progress.h), zeroed, or NULL: no progress clock */
+	struct wl_pauses *pauses;
 	void *priv;           /* workload-private state */
 	uint32_t stack_kb;    /* workload threads' stack size in KiB, 0: the system default */
 	/* CPU of the workload's own helper threads (mixed's feeder, churn's drivers), which
@@ -123,7 +124,9 @@ int wl_run_threads(struct wl_ctx *ctx, int n, void (*fn)(struct wl_ctx *, int));
 int wl_run_one(struct wl_ctx *ctx, int index, void (*fn)(struct wl_ctx *, int));
 
 /* --- slot-unique leaf functions (slots.c) ---
- * Slot i's work runs in a leaf function of its own, so a PC identifies the slot. */
+ * Slot i's work runs in a leaf function of its own, so a PC identifies the slot: up to
+ * WL_SLOT_FNS slots; beyond, slot i runs in the functions of i mod WL_SLOT_FNS. */
+#define WL_SLOT_FNS 256
 
 /* Does `iters` rounds of work in slot's leaf and returns the result; the result depends
  * only on (seed, iters), so callers verify it against wl_unit_expected(). */
