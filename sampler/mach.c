@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/pausehist.h"
 #include "core/util.h"
 #include "sampler/registry.h"
 #include "sampler/sampler.h"
@@ -90,6 +91,27 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH, MACH_RELEASE_T
  * it sleeps). The times of the latest MACH_TICK_RING ticks are kept for the owed ones. */
 #define MACH_TICK_RING 1024
 #define MACH_OWED_MAX (MACH_TICK_RING - 1)
+/* Idle threads go cold (idle skip only, docs/mach.md "Thousands of threads"): a thread
+ * found idle MACH_COLD_TICKS ticks in a row is no longer read each tick, and its ticks
+ * are recorded as one reused sample when it runs again, exits or the sampler stops (the
+ * sample's `ticks`). Whether any cold thread ran is told by the process's CPU clock: the
+ * CPU it gained beyond what the threads read this tick (and the sampler itself) used.
+ * Past MACH_WAKE_NS, plus the pass's own duration on every CPU, cold threads are read,
+ * MACH_WAKE_READS a tick at most, in turn, until the CPU they gained explains the
+ * process's: those that ran are sampled as usual. The pass's duration covers the CPU
+ * that the other CPUs fold into the process total between a busy thread's read and the
+ * total's (at most one thread per CPU runs meanwhile); MACH_WAKE_NS the sampler's own
+ * reads. The bound keeps a tick's work bounded when thousands wake at once (a server's
+ * shutdown); the price is latency: a cold thread that runs may be found only after
+ * cold / MACH_WAKE_READS ticks, which its span then claims as idle. The count leaks a
+ * MACH_WAKE_LEAK-th of the period each tick (0.2 % of a CPU): a slow trickle that no
+ * thread the sampler knows accounts for (18 us every 50 ms in a 10,000-thread run here)
+ * would otherwise send it reading every cold thread over and over; a cold thread that
+ * uses less stays cold, and its CPU goes to its next sample's weight. */
+#define MACH_COLD_TICKS 2
+#define MACH_WAKE_NS 200000
+#define MACH_WAKE_READS 256
+#define MACH_WAKE_LEAK 500
 
 struct mach_stats {
 	uint64_t targets;      /* registered threads the ticks took on (never the sampler) */
@@ -120,6 +142,15 @@ struct mach_stats {
 	uint64_t deferred_owed; /* ticks that reused a deferred sample: no CPU since its tick */
 	uint64_t deferred_void; /* deferred samples discarded: the thread ran before its handler */
 	uint64_t deferred_lost; /* ticks of withdrawn deferrals (blocked signal, thread exited) */
+	uint64_t snapshots;     /* registry snapshots taken: one per change of its epoch */
+	uint64_t cold_spans;    /* reused samples that stand for the ticks a thread was cold */
+	uint64_t cold_ticks;    /* thread-ticks those stand for: no read, no stop, no push */
+	uint64_t wake_scans;    /* ticks that read the cold threads: unexplained process CPU */
+	uint64_t threads_read;  /* thread clocks read in pass 1 (the per-tick work) */
+	/* the sampler thread's CPU per tick (pausehist.h buckets): its median and p99 say
+	 * what a tick costs apart from the threads starting and exiting */
+	uint32_t tick_cpu_hist[SB_PAUSE_BUCKETS];
+	uint64_t tick_cpu_p50_ns, tick_cpu_p99_ns;
 };
 
 /* What the sampler remembers about one registry entry (index), valid for generation gen. */
@@ -146,6 +177,15 @@ struct mach_tstate {
 	pid_t defer_tid;
 	int defer_index;        /* its workload slot, -1 none */
 	uint64_t seen_tick;     /* the latest tick whose snapshot held it */
+	uint64_t read_cpu;      /* its clock at its latest read in pass 1, for the wake check */
+	uint64_t settle_mark;   /* the settle_departed() call that last kept it listed */
+	uint32_t idle_ticks;    /* ticks in a row it was found idle */
+	int cold;               /* idle long enough: not read each tick (MACH_COLD_TICKS) */
+	uint64_t cold_from;     /* the first tick its cold span stands for (M.tick_seq) */
+	uint64_t cold_from_ns;  /* ... and about when that tick was */
+	uint64_t cold_cpu;      /* its clock when it went cold */
+	pid_t cold_tid;
+	int cold_index;         /* its workload slot, -1 none */
 };
 
 struct mach_target {
@@ -175,7 +215,34 @@ static struct {
 	int started;
 	pthread_t thread;
 	pid_t tid;
+	/* The registry as the sampler knows it: M.snap[0..nsnap) (order does not matter),
+	 * kept current by the registry's change log from snap_cursor on: O(changes) a tick.
+	 * pos[idx]: where entry idx is in snap, -1 nowhere. */
 	struct reg_snap *snap;      /* REG_CAP */
+	int nsnap;
+	int *pos;                   /* REG_CAP */
+	uint64_t snap_cursor;       /* registry_epoch() up to which snap is current */
+	int have_snap;
+	/* The entries pass 1 reads: every one in snap but the cold ones (in_hot[idx] says
+	 * which are listed; entries gone or gone cold leave at the end of pass 1). */
+	uint32_t *hot;              /* REG_CAP */
+	int nhot;
+	uint8_t *in_hot;            /* REG_CAP */
+	uint32_t *changed;          /* REG_CAP: registry_changes() */
+	int cold_on;                /* idle skip with a readable process CPU clock */
+	uint32_t *scratch;          /* REG_CAP: the cold threads a wake scan reads */
+	uint32_t *cold;             /* REG_CAP: the cold entries, in no order */
+	int *cold_pos;              /* REG_CAP: where entry idx is in cold, -1 nowhere */
+	int ncold;
+	int wake_next;              /* where the next wake scan starts in cold */
+	int wake_read;              /* cold threads read since the count was last explained */
+	/* Entries with a deferred request outstanding, or settled since the list was last
+	 * pruned (settle_departed keeps only the outstanding ones). */
+	uint32_t *deferred;         /* REG_CAP */
+	int ndeferred;
+	uint64_t settle_seq;        /* settle_departed() calls */
+	uint64_t proc_cpu_last, self_cpu_last; /* the process's and the sampler's clocks */
+	int64_t unexplained_ns;     /* process CPU no thread read since the last full read */
 	struct mach_target *tg;     /* REG_CAP: requested, not parked yet */
 	struct mach_target *done;   /* REG_CAP: parked and walked, in batch mode not resumed */
 	int release_mode;           /* MACH_RELEASE_*: when parked threads are resumed */
@@ -291,6 +358,56 @@ static void reuse_sample(const struct reg_snap *e)
 	s.flags = ts->flags | SB_SAMPLE_REUSED;
 	M.st.suspends_saved++;
 	if (sink_push(M.sink, &s, M.stacks + (size_t)e->idx * M.max_depth, ts->depth) == 0)
+		M.st.samples_captured++;
+	else
+		M.st.dropped++;
+}
+
+/* Idle skip, thread e found idle MACH_COLD_TICKS ticks in a row: from the next tick on
+ * it is not read each tick; its stack stands for those ticks (end_cold). */
+static void go_cold(const struct reg_snap *e, uint64_t cpu)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+
+	M.cold_pos[e->idx] = M.ncold;
+	M.cold[M.ncold++] = e->idx;
+	ts->cold = 1;
+	ts->cold_from = M.tick_seq + 1;
+	ts->cold_from_ns = M.tick_ns + M.interval_ns;
+	ts->cold_cpu = cpu;
+	ts->cold_tid = e->tid;
+	ts->cold_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
+}
+
+/* Ends entry idx's cold span before tick `upto` (that tick not included: the thread ran,
+ * exited or the sampler stopped): its previous stack is pushed once, standing for every
+ * tick of the span (the sample's `ticks`), weight 0. */
+static void end_cold(uint32_t idx, uint64_t upto)
+{
+	struct mach_tstate *ts = &M.ts[idx];
+	struct sb_sample s = sample_unknown();
+
+	if (!ts->cold)
+		return;
+	int p = M.cold_pos[idx];
+	M.cold[p] = M.cold[--M.ncold];
+	M.cold_pos[M.cold[p]] = p;
+	M.cold_pos[idx] = -1;
+	ts->cold = 0;
+	ts->idle_ticks = 0;
+	if (upto <= ts->cold_from)
+		return;
+	uint64_t k = upto - ts->cold_from;
+	s.time_ns = ts->cold_from_ns;
+	s.tid = ts->cold_tid;
+	s.thread_index = ts->cold_index;
+	s.weight_ns = 0;
+	s.flags = ts->flags | SB_SAMPLE_REUSED;
+	s.ticks = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
+	M.st.suspends_saved += k;
+	M.st.cold_spans++;
+	M.st.cold_ticks += k;
+	if (sink_push(M.sink, &s, M.stacks + (size_t)idx * M.max_depth, ts->depth) == 0)
 		M.st.samples_captured++;
 	else
 		M.st.dropped++;
@@ -418,18 +535,30 @@ static int deferred_step(const struct reg_snap *e, uint64_t cpu)
  * handler taking one right now, which the next tick collects (never when final). */
 static void settle_departed(int final)
 {
-	for (int i = 0; i < REG_CAP; i++) {
+	int k = 0;
+	uint64_t mark = ++M.settle_seq;
+
+	for (int j = 0; j < M.ndeferred; j++) { /* the list loses the settled ones */
+		uint32_t i = M.deferred[j];
 		struct mach_tstate *ts = &M.ts[i];
 		struct tc_self_sample ss;
 
-		if (!ts->defer_req || (!final && ts->seen_tick == M.tick_seq))
+		if (!ts->defer_req || ts->settle_mark == mark)
+			continue; /* settled, or listed twice */
+		ts->settle_mark = mark;
+		if (!final && ts->seen_tick == M.tick_seq) {
+			M.deferred[k++] = i;
 			continue;
+		}
 		int r = tc_deferred_poll(ts->defer_park, ts->defer_req, &ss);
 		if (r == TC_SELF_DONE)
 			take_deferred(i, ts, &ss);
 		else if (r != TC_BUSY || final)
 			drop_deferred(ts->defer_park, ts);
+		if (ts->defer_req)
+			M.deferred[k++] = i;
 	}
+	M.ndeferred = k;
 }
 
 /* Pending target g did not park in time: defer it (tc_defer) or, where there is no
@@ -440,6 +569,8 @@ static int defer_target(struct mach_target *g)
 
 	if (r == TC_DEFERRED) {
 		struct mach_tstate *ts = &M.ts[g->e->idx];
+		if (!ts->defer_req)
+			M.deferred[M.ndeferred++] = g->e->idx;
 		ts->defer_req = g->t.req;
 		ts->defer_req_ns = g->t.req_ns;
 		ts->defer_cpu = g->cpu_ns;
@@ -463,6 +594,7 @@ static void track(const struct reg_snap *e, uint64_t cpu_now)
 
 	if (ts->gen == e->gen)
 		return;
+	end_cold(e->idx, M.tick_seq); /* its entry's previous thread exited */
 	if (ts->defer_req) { /* its entry's previous thread exited */
 		struct tc_self_sample ss;
 		if (tc_deferred_poll(ts->defer_park, ts->defer_req, &ss) == TC_SELF_DONE)
@@ -497,7 +629,8 @@ enum { PEEK_NO, PEEK_DONE, PEEK_RUNNING };
 /* A thread blocked in a system call is sampled without a signal (tc_peek): the signal
  * would make the call fail with EINTR (nanosleep, poll) or wake the thread for nothing.
  * Tried (first try: again == 0) only for threads that used less than half of the time
- * since their previous sample as CPU: a thread that ran all along is running now. The
+ * since their previous sample (or their start) as CPU: a thread that ran all along is
+ * running now. The
  * sample stands only if the thread's CPU clock did not move while we read its stack.
  * *cpu is its clock as read before this try. Returns PEEK_DONE when pushed, PEEK_RUNNING
  * when it was running (or ran meanwhile: worth another try), PEEK_NO otherwise. */
@@ -510,9 +643,14 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 	uint32_t depth;
 
 	if (!again) {
-		if (!M.peek || !ts->have_stack || cpu - ts->last_cpu >= (now - ts->last_ns) / 2)
+		/* A thread's first sample is tried too when it used less than half of its life
+		 * as CPU: thousands of threads that start and block (a server's pool) are then
+		 * read without a signal that would fail their call with EINTR. */
+		uint64_t used = ts->have_stack ? cpu - ts->last_cpu : cpu;
+		uint64_t since = now - (ts->have_stack ? ts->last_ns : e->reg_ns);
+		if (!M.peek || used >= since / 2)
 			return PEEK_NO;
-		if (!ts->in_syscall) {
+		if (ts->have_stack && !ts->in_syscall) {
 			M.st.peeks_not_tried++;
 			return PEEK_NO;
 		}
@@ -616,34 +754,50 @@ static int peek_retry(int nwant, int nagain)
 	return nwant;
 }
 
-/* Pass 1 of a tick, nothing stopped yet: reads every registered thread's CPU clock (a
- * system call each on Linux, kept out of the suspend windows) among the n of M.snap,
- * settles those a deferral, an idle skip or a peek samples, and puts the others in
- * M.tg. Returns how many it put; *nagain counts those to peek again. */
-static int choose_targets(int n, int *nagain)
+/* Pass 1 of a tick, nothing stopped yet: reads the CPU clock of the registered threads
+ * list[0..nlist) (entry indices; a system call each on Linux, kept out of the suspend
+ * windows), settles those a deferral, an idle skip or a peek samples, and puts the others
+ * in M.tg from nwant on. Cold threads that did not run stay cold and untouched. *read_ns
+ * gains the CPU the threads read used since their previous read (all of it at a first
+ * read: they registered as they started). Returns the new nwant; *nagain counts those to
+ * peek again. */
+static int choose_targets(const uint32_t *list, int nlist, int nwant, int *nagain,
+			  uint64_t *read_ns)
 {
-	int nwant = 0;
-
-	for (int i = 0; i < n; i++) {
-		const struct reg_snap *e = &M.snap[i];
+	for (int i = 0; i < nlist; i++) {
+		if (M.pos[list[i]] < 0)
+			continue; /* exited */
+		const struct reg_snap *e = &M.snap[M.pos[list[i]]];
+		struct mach_tstate *ts = &M.ts[e->idx];
 		struct mach_target *g;
 		uint64_t cpu;
 
 		if (e->tid == M.tid)
 			continue; /* never ourselves */
 		M.st.targets++;
+		M.st.threads_read++;
 		if (tc_cpu_ns(e->park, e->tid, &cpu) != 0) {
 			M.st.threads_skipped++; /* exited since the snapshot */
 			continue;
 		}
 		track(e, cpu);
-		M.ts[e->idx].seen_tick = M.tick_seq;
-		if (M.ts[e->idx].defer_req && deferred_step(e, cpu))
+		ts->seen_tick = M.tick_seq;
+		*read_ns += cpu > ts->read_cpu ? cpu - ts->read_cpu : 0;
+		ts->read_cpu = cpu;
+		if (ts->cold) {
+			if (cpu <= ts->cold_cpu + TC_IDLE_SLACK_NS)
+				continue; /* still idle: its span goes on */
+			end_cold(e->idx, M.tick_seq);
+		}
+		if (ts->defer_req && deferred_step(e, cpu))
 			continue;
 		if (M.cfg.idle_skip && is_idle(e, cpu)) {
 			reuse_sample(e);
+			if (M.cold_on && ++ts->idle_ticks >= MACH_COLD_TICKS)
+				go_cold(e, cpu);
 			continue;
 		}
+		ts->idle_ticks = 0;
 		int r = peek_sample(e, cpu, 0);
 		if (r == PEEK_DONE)
 			continue;
@@ -657,6 +811,143 @@ static int choose_targets(int n, int *nagain)
 		*nagain += g->peek_again;
 	}
 	return nwant;
+}
+
+/* Lists entry idx for pass 1 (once). */
+static void add_hot(uint32_t idx)
+{
+	if (!M.in_hot[idx]) {
+		M.in_hot[idx] = 1;
+		M.hot[M.nhot++] = idx;
+	}
+}
+
+/* Drops entry idx from the sampler's view of the registry (its thread exited): a cold
+ * span ends. */
+static void snap_remove(uint32_t idx)
+{
+	int p = M.pos[idx];
+
+	if (p < 0)
+		return;
+	if (M.ts[idx].gen == M.snap[p].gen)
+		end_cold(idx, M.tick_seq);
+	M.snap[p] = M.snap[--M.nsnap];
+	M.pos[M.snap[p].idx] = p;
+	M.pos[idx] = -1;
+}
+
+/* Puts the current state of entry idx into the sampler's view: LIVE, it is added or
+ * updated (a new thread in a reused entry ends the old one's cold span) and read in
+ * pass 1; else removed. */
+static void snap_update(uint32_t idx)
+{
+	struct reg_snap e;
+
+	if (!registry_read(idx, &e)) {
+		snap_remove(idx);
+		return;
+	}
+	if (M.pos[idx] < 0) {
+		M.pos[idx] = M.nsnap++;
+	} else if (M.snap[M.pos[idx]].gen != e.gen) {
+		if (M.ts[idx].gen == M.snap[M.pos[idx]].gen)
+			end_cold(idx, M.tick_seq);
+	}
+	M.snap[M.pos[idx]] = e;
+	if (!M.ts[idx].cold || M.ts[idx].gen != e.gen)
+		add_hot(idx);
+}
+
+/* Brings the sampler's view of the registry up to date: the entries changed since the
+ * previous tick (threads started, exited or named their slot), or a whole snapshot the
+ * first time and when the change log overflowed. Returns 1 after a whole snapshot: then
+ * every thread is read this tick. */
+static int refresh_snapshot(void)
+{
+	int n;
+
+	if (M.have_snap) {
+		while ((n = registry_changes(&M.snap_cursor, M.changed, REG_CAP)) > 0)
+			for (int k = 0; k < n; k++)
+				snap_update(M.changed[k]);
+		if (n == 0)
+			return 0;
+	}
+	/* whole: every entry gone or changed ends its cold span first */
+	for (int i = M.nsnap - 1; i >= 0; i--)
+		snap_remove(M.snap[i].idx);
+	M.snap_cursor = registry_epoch();
+	n = registry_snapshot(M.snap, REG_CAP);
+	M.nsnap = n;
+	M.nhot = 0;
+	memset(M.in_hot, 0, REG_CAP);
+	for (int i = 0; i < n; i++) {
+		M.pos[M.snap[i].idx] = i;
+		add_hot(M.snap[i].idx);
+	}
+	M.have_snap = 1;
+	M.st.snapshots++;
+	return 1;
+}
+
+/* The cold threads' part of the tick (idle skip): the CPU the process gained since the
+ * previous tick, less what the threads read in pass 1 (read_ns) and the sampler used, is
+ * what the threads not read used. A full tick (every thread read) starts the count over;
+ * past MACH_WAKE_NS + ncpu x pass_ns (pass 1's duration) MACH_WAKE_READS cold threads are
+ * read, in turn: those that ran go to M.tg from nwant on and are read every tick again,
+ * and their CPU comes off the count; once every cold thread was read it starts over (the
+ * rest was threads that exited). Returns the new nwant. */
+static int wake_check(int full, uint64_t read_ns, uint64_t pass_ns, int nwant, int *nagain)
+{
+	uint64_t proc, self = sb_thread_cpu_ns(), found = 0;
+	int n = 0;
+
+	if (tc_process_cpu_ns(&proc) != 0)
+		proc = M.proc_cpu_last + MACH_WAKE_NS + 1; /* unknown: read them */
+	int64_t gained = (int64_t)(proc - M.proc_cpu_last) - (int64_t)(self - M.self_cpu_last) -
+			 (int64_t)read_ns;
+	M.proc_cpu_last = proc;
+	M.self_cpu_last = self;
+	M.unexplained_ns = full ? 0 : M.unexplained_ns + gained - (int64_t)(M.interval_ns / MACH_WAKE_LEAK);
+	if (M.unexplained_ns < 0)
+		M.unexplained_ns = 0;
+	if (full)
+		M.wake_read = 0;
+	if (M.ncold == 0)
+		M.unexplained_ns = 0; /* no thread it could be */
+	if (M.unexplained_ns <= (int64_t)(MACH_WAKE_NS + (uint64_t)M.ncpu * pass_ns))
+		return nwant;
+	M.st.wake_scans++;
+	for (; n < MACH_WAKE_READS && n < M.ncold; n++)
+		M.scratch[n] = M.cold[(M.wake_next + n) % M.ncold];
+	M.wake_next = (M.wake_next + n) % M.ncold;
+	nwant = choose_targets(M.scratch, n, nwant, nagain, &found);
+	for (int k = 0; k < n; k++)
+		if (!M.ts[M.scratch[k]].cold)
+			add_hot(M.scratch[k]);
+	M.unexplained_ns -= (int64_t)found;
+	M.wake_read += n;
+	if (M.wake_read >= M.ncold) { /* every one read: the rest is not theirs */
+		M.unexplained_ns = 0;
+		M.wake_read = 0;
+	}
+	return nwant;
+}
+
+/* Drops from M.hot the threads that exited or went cold in pass 1. */
+static void keep_hot(void)
+{
+	int k = 0;
+
+	for (int i = 0; i < M.nhot; i++) {
+		uint32_t idx = M.hot[i];
+		if (M.pos[idx] >= 0 && !(M.ts[idx].cold && M.ts[idx].gen == M.snap[M.pos[idx]].gen))
+			M.hot[k++] = idx;
+		else
+			M.in_hot[idx] = 0;
+	}
+	M.nhot = k;
 }
 
 /* Pass 2: requests the stop of every target M.tg[0..nwant) at once, and keeps in M.tg
@@ -822,12 +1113,15 @@ static void tick(void)
 	M.tick_ns = sb_now_ns();
 	M.tick_seq++;
 	M.tick_times[M.tick_seq % MACH_TICK_RING] = M.tick_ns;
-	int n = registry_snapshot(M.snap, REG_CAP);
-	int busy = 0, nagain = 0;
+	int busy = 0, nagain = 0, full = refresh_snapshot() || !M.cold_on;
+	uint64_t read_ns = 0;
 
 	/* pass 1 counts the threads that ran, which picks the release policy before the
 	 * first request */
-	int nwant = choose_targets(n, &nagain);
+	int nwant = choose_targets(M.hot, M.nhot, 0, &nagain, &read_ns);
+	keep_hot();
+	if (M.cold_on)
+		nwant = wake_check(full, read_ns, sb_now_ns() - M.tick_ns, nwant, &nagain);
 	settle_departed(0);
 	if (nagain > 0)
 		nwant = peek_retry(nwant, nagain);
@@ -899,7 +1193,9 @@ static void *sampler_main(void *arg)
 		sleep_until(next);
 		if (!atomic_load_explicit(&M.running, memory_order_relaxed))
 			break;
+		uint64_t c0 = sb_thread_cpu_ns();
 		tick();
+		M.st.tick_cpu_hist[sb_pause_bucket(sb_thread_cpu_ns() - c0)]++;
 		M.st.ticks_done++;
 		/* Behind (a tick took longer than the interval, or we were not scheduled):
 		 * skip the ticks already missed instead of firing them back to back. */
@@ -912,12 +1208,41 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* The q-quantile of the ticks' CPU (the low end of its bucket), 0 with no tick. */
+static uint64_t tick_cpu_quantile(double q)
+{
+	uint64_t seen = 0, want = (uint64_t)(q * (double)M.st.ticks_done);
+
+	for (unsigned i = 0; i < SB_PAUSE_BUCKETS && M.st.ticks_done; i++) {
+		seen += M.st.tick_cpu_hist[i];
+		if (seen > want)
+			return sb_pause_bucket_lo(i);
+	}
+	return 0;
+}
+
 static void free_state(void)
 {
 	for (int i = 0; M.ts && i < REG_CAP; i++)
 		if (M.ts[i].peek_fd >= 0)
 			close(M.ts[i].peek_fd);
 	free(M.snap);
+	free(M.hot);
+	free(M.pos);
+	free(M.in_hot);
+	free(M.changed);
+	free(M.scratch);
+	free(M.cold);
+	free(M.deferred);
+	M.deferred = NULL;
+	free(M.cold_pos);
+	M.cold_pos = NULL;
+	M.ncold = M.wake_next = M.wake_read = 0;
+	M.hot = M.scratch = M.changed = M.cold = NULL;
+	M.pos = NULL;
+	M.in_hot = NULL;
+	M.nsnap = M.nhot = 0;
+	M.have_snap = 0;
 	free(M.tg);
 	free(M.done);
 	free(M.ts);
@@ -981,17 +1306,29 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 	M.max_depth = cfg->max_depth == 0 || cfg->max_depth > SB_MAX_FRAMES ? SB_MAX_FRAMES
 									 : cfg->max_depth;
 	M.snap = calloc(REG_CAP, sizeof(*M.snap));
+	M.hot = calloc(REG_CAP, sizeof(*M.hot));
+	M.pos = malloc(REG_CAP * sizeof(*M.pos));
+	M.in_hot = calloc(REG_CAP, sizeof(*M.in_hot));
+	M.changed = calloc(REG_CAP, sizeof(*M.changed));
+	M.scratch = calloc(REG_CAP, sizeof(*M.scratch));
+	M.cold = calloc(REG_CAP, sizeof(*M.cold));
+	M.deferred = calloc(REG_CAP, sizeof(*M.deferred));
+	M.cold_pos = malloc(REG_CAP * sizeof(*M.cold_pos));
 	M.tg = calloc(REG_CAP, sizeof(*M.tg));
 	M.done = calloc(REG_CAP, sizeof(*M.done));
 	M.ts = calloc(REG_CAP, sizeof(*M.ts));
 	M.stacks = calloc((size_t)REG_CAP * M.max_depth, sizeof(*M.stacks));
 	M.peek_stack = calloc(M.max_depth, sizeof(*M.peek_stack));
-	if (!M.snap || !M.tg || !M.done || !M.ts || !M.stacks || !M.peek_stack) {
+	if (!M.snap || !M.hot || !M.pos || !M.in_hot || !M.changed || !M.scratch || !M.cold ||
+	    !M.cold_pos || !M.deferred || !M.tg ||
+	    !M.done || !M.ts || !M.stacks || !M.peek_stack) {
 		err = ENOMEM;
 		goto cleanup;
 	}
-	for (int i = 0; i < REG_CAP; i++)
+	for (int i = 0; i < REG_CAP; i++) {
 		M.ts[i].peek_fd = -1; /* track() opens one per thread */
+		M.pos[i] = M.cold_pos[i] = -1;
+	}
 	if (registry_add_self() != 0) {
 		err = ENOSPC;
 		goto cleanup;
@@ -1000,11 +1337,18 @@ static int mach_start(const struct sb_config *cfg, struct sb_sink *sink)
 		err = errno;
 		goto cleanup;
 	}
+	/* SB_MACH_COLD=0 reads every idle thread every tick (A/B measurements); default on. */
+	const char *cold = getenv("SB_MACH_COLD");
+	M.ndeferred = 0;
+	M.unexplained_ns = 0;
+	M.cold_on = cfg->idle_skip && !(cold && !strcmp(cold, "0")) &&
+		    tc_process_clock_open() == 0;
 	M.start_ns = sb_now_ns();
 	atomic_store(&M.running, 1);
 	err = registry_pthread_create_raw(&M.thread, NULL, sampler_main, NULL);
 	if (err != 0) {
 		atomic_store(&M.running, 0);
+		tc_process_clock_close();
 		tc_fini();
 		goto cleanup;
 	}
@@ -1030,7 +1374,15 @@ static int mach_stop(void)
 	pthread_join(M.thread, NULL);
 	/* Deferrals still outstanding: push the samples already taken, withdraw the rest. */
 	settle_departed(1);
+	/* Cold threads: their spans end with the last tick. */
+	for (int i = 0; i < M.nsnap; i++)
+		if (M.ts[M.snap[i].idx].gen == M.snap[i].gen)
+			end_cold(M.snap[i].idx, M.tick_seq + 1);
+	if (M.cold_on)
+		tc_process_clock_close();
 	M.st.ticks_planned = (stop_ns - M.start_ns) / M.interval_ns;
+	M.st.tick_cpu_p50_ns = tick_cpu_quantile(0.5);
+	M.st.tick_cpu_p99_ns = tick_cpu_quantile(0.99);
 	M.st.eintr_caused = tc_eintr_caused();
 	M.st.spin_releases = tc_spin_releases();
 	M.st.spin_wakes = tc_spin_wakes();
@@ -1072,6 +1424,13 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "deferred_void", (double)M.st.deferred_void },
 		{ "deferred_lost", (double)M.st.deferred_lost },
 		{ "targets", (double)M.st.targets },
+		{ "snapshots", (double)M.st.snapshots },
+		{ "cold_spans", (double)M.st.cold_spans },
+		{ "cold_ticks", (double)M.st.cold_ticks },
+		{ "wake_scans", (double)M.st.wake_scans },
+		{ "threads_read", (double)M.st.threads_read },
+		{ "tick_cpu_p50_ns", (double)M.st.tick_cpu_p50_ns },
+		{ "tick_cpu_p99_ns", (double)M.st.tick_cpu_p99_ns },
 		{ "period_jitter", (double)M.jitter },
 	};
 	int n = (int)ARRAY_SIZE(all);

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 extern const struct sampler sampler_mach;
 
 #define NTHREADS 4
+#define MACH_COLD_TICKS_TEST 2 /* sampler/mach.c MACH_COLD_TICKS */
 
 static struct sb_sink *sink;
 /* Workers load it with acquire at least: one that sees it set then reads
@@ -357,7 +359,11 @@ static void test_blocked_sleeper_deferred(void **state)
 	assert_int_equal(pthread_create(&w[0].t, NULL, blocked_sleeper, &w[0]), 0);
 	while (atomic_load(&w[0].tid) == 0)
 		sleep_ms(1);
+	/* Without peeks: a peek reads the blocked sleeper without any signal (its first
+	 * sample too), which is not the path under test. */
+	setenv("SB_MACH_PEEK", "0", 1);
 	start_mach(100, 0);
+	unsetenv("SB_MACH_PEEK");
 	assert_int_equal(pthread_create(&w[1].t, NULL, spin, &w[1]), 0);
 	sleep_ms(300);
 	stop_mach();
@@ -382,6 +388,41 @@ static void test_blocked_sleeper_deferred(void **state)
 	/* Its first tick may come before it registered: all but that one are its losses
 	 * (the spinner's own, if the host preempts it, come on top). */
 	assert_true(stat("deferred_lost") >= stat("ticks_done") - 1);
+}
+
+/* The same sleeper with peeks (the default): blocked in read since before its first
+ * tick, it is read without a signal from its first sample on, so no tick is lost and no
+ * signal waits on its mask. */
+static void test_blocked_sleeper_peeked_first(void **state)
+{
+	(void)state;
+	struct worker w = { .index = 0 };
+	size_t mine = 0, peeked = 0;
+
+	assert_int_equal(pipe(sleeper_pipe), 0);
+	assert_int_equal(pthread_create(&w.t, NULL, blocked_sleeper, &w), 0);
+	while (atomic_load(&w.tid) == 0)
+		sleep_ms(1);
+	sleep_ms(20); /* into its read */
+	start_mach(100, 0);
+	sleep_ms(200);
+	stop_mach();
+	assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	close(sleeper_pipe[0]);
+	close(sleeper_pipe[1]);
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *x = &sink->samples[i];
+		if (x->thread_index != 0)
+			continue;
+		mine++;
+		peeked += (x->flags & SB_SAMPLE_PEEKED) != 0;
+	}
+	print_message("sleeper peeked: %zu samples, %zu peeked, deferred lost %.0f, ticks %.0f\n",
+		      mine, peeked, stat("deferred_lost"), stat("ticks_done"));
+	assert_true((double)mine >= stat("ticks_done") - 1);
+	assert_int_equal(peeked, mine);
+	assert_int_equal(stat("deferred_lost"), 0);
 }
 
 /* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
@@ -476,20 +517,105 @@ static void test_idle_skip(void **state)
 		const struct sb_sample *s = &sink->samples[i];
 		if (s->thread_index != 3)
 			continue;
-		total++;
+		total += sample_ticks(s);
 		if (s->flags & SB_SAMPLE_REUSED) {
-			reused++;
+			reused += sample_ticks(s);
 			assert_false(s->flags & SB_SAMPLE_RAN);
 			assert_true(s->weight_ns == 0);
 			assert_true(isnan(s->suspend_window_ns)); /* stopped nobody */
 			assert_true(s->depth >= 1);
 		}
 	}
-	print_message("idle: %zu samples, %zu reused, saved %.0f\n", total, reused,
+	print_message("idle: %zu ticks, %zu reused, saved %.0f\n", total, reused,
 		      stat("suspends_saved"));
 	assert_true(total >= 10);
 	assert_true(reused * 2 >= total); /* it sleeps 50 ms at a time at 200 Hz */
 	assert_true(stat("suspends_saved") >= (double)reused);
+}
+
+/* Cold threads (mach-idle, docs/mach.md "Thousands of threads"): threads blocked all along
+ * are read only until they go cold, then their ticks are one reused sample each, which
+ * still stands for every tick; a cold thread that starts to run is found from the
+ * process's CPU clock and sampled again. */
+#define COLD_IDLE 24
+static int cold_pipe[2];
+static _Atomic int wake_spin;
+
+static void *cold_idle(void *arg)
+{
+	struct worker *w = arg;
+	char b;
+
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	while (read(cold_pipe[0], &b, 1) < 0 && errno == EINTR)
+		;
+	sb_thread_end();
+	return NULL;
+}
+
+static void *cold_then_spin(void *arg)
+{
+	struct worker *w = arg;
+
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	while (!atomic_load(&wake_spin))
+		sleep_ms(50); /* a few us of CPU a wake-up: below the idle slack */
+	while (!atomic_load_explicit(&stop_work, memory_order_acquire))
+		wl_slot_work(w->index, 42, 2000);
+	sb_thread_end();
+	return NULL;
+}
+
+static void test_cold_threads(void **state)
+{
+	(void)state;
+	struct worker w[COLD_IDLE + 1] = { 0 };
+	uint64_t ticks[COLD_IDLE + 1] = { 0 }, ran_late = 0, wake_ns = 0;
+
+	assert_int_equal(pipe(cold_pipe), 0);
+	atomic_store(&stop_work, 0);
+	atomic_store(&wake_spin, 0);
+	start_mach(200, 1);
+	for (int i = 0; i <= COLD_IDLE; i++) {
+		w[i].index = i;
+		assert_int_equal(pthread_create(&w[i].t, NULL, i < COLD_IDLE ? cold_idle : cold_then_spin,
+						&w[i]), 0);
+	}
+	sleep_ms(400);
+	wake_ns = sb_now_ns();
+	atomic_store(&wake_spin, 1);
+	sleep_ms(200);
+	atomic_store(&stop_work, 1);
+	stop_mach();
+	close(cold_pipe[1]); /* every reader returns (end of file) */
+	for (int i = 0; i <= COLD_IDLE; i++)
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+	close(cold_pipe[0]);
+
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		if (s->thread_index < 0 || s->thread_index > COLD_IDLE)
+			continue;
+		ticks[s->thread_index] += sample_ticks(s);
+		if (s->thread_index == COLD_IDLE && !(s->flags & SB_SAMPLE_REUSED) &&
+		    s->time_ns > wake_ns + 20000000)
+			ran_late++;
+	}
+	double done = stat("ticks_done"), read = stat("threads_read");
+	print_message("cold: %.0f ticks, %.0f spans (%.0f ticks), %.0f clocks read, %.0f wake scans, "
+		      "%" PRIu64 " samples after the wake-up\n", done, stat("cold_spans"), stat("cold_ticks"), read,
+		      stat("wake_scans"), ran_late);
+	/* every idle thread: every tick from its start on (a few ticks to start) */
+	for (int i = 0; i < COLD_IDLE; i++)
+		assert_true((double)ticks[i] >= done - 10 && (double)ticks[i] <= done + 1);
+	assert_true(stat("cold_spans") >= COLD_IDLE);
+	/* not each thread each tick: the busy one, and each idle one for its first ticks */
+	assert_true(read < done * 3 + COLD_IDLE * (MACH_COLD_TICKS_TEST + 2));
+	/* the thread that woke was found, by a wake scan: 180 ms at 200 Hz is 36 ticks */
+	assert_true(stat("wake_scans") >= 1);
+	assert_true(ran_late >= 18);
 }
 
 /* nanosleep() fails with EINTR when a handler runs, SA_RESTART or not: the sampler's
@@ -743,8 +869,10 @@ int main(void)
 		cmocka_unit_test(test_late_handler_returns),
 		cmocka_unit_test(test_rearm_served),
 		cmocka_unit_test(test_blocked_sleeper_deferred),
+		cmocka_unit_test(test_blocked_sleeper_peeked_first),
 		cmocka_unit_test(test_churn_balanced),
 		cmocka_unit_test(test_idle_skip),
+		cmocka_unit_test(test_cold_threads),
 		cmocka_unit_test(test_eintr_counted),
 		cmocka_unit_test(test_blocked_thread_peeked),
 		cmocka_unit_test(test_pc_at_syscall),
