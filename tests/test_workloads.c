@@ -330,6 +330,37 @@ static void test_hotspot(void **state)
 }
 
 /* Share of the run's measured work (func_work stats) that declared function k did. */
+/* server beyond 256 threads: two busy slots, the rest blocked until slot 0 wakes them at
+ * the deadline (the watchdog fails a run whose wake-up is lost), every thread's truth;
+ * mach-idle samples every thread every tick, the idle ones as cold spans, and judges
+ * their stacks through the slot functions' names modulo 256. */
+static void test_server(void **state)
+{
+	(void)state;
+	static struct sb_run r;
+
+	run_ok("mach-idle", "server", 300, 100, 1.0, 0, &r);
+	uint64_t busy_cpu = 0, idle_cpu_max = 0;
+	for (size_t i = 0; i < r.nthread_rows; i++) {
+		const struct sb_thread_row *t = &r.thread_rows[i];
+		if (t->index < 2)
+			busy_cpu += t->cpu_ns;
+		else if (t->cpu_ns > idle_cpu_max)
+			idle_cpu_max = t->cpu_ns;
+	}
+	print_message("server 300: busy cpu %.2f s, idle max %.2f ms, rate %.3f busy %.3f "
+		      "stack_correct %.3f\n", (double)busy_cpu / 1e9, (double)idle_cpu_max / 1e6,
+		      r.metrics.wall_rate_accuracy, r.metrics.busy_rate_accuracy,
+		      r.metrics.stack_correct_fraction);
+	assert_true(busy_cpu > 1000000000ull); /* two threads spinning most of 1 s */
+	assert_true(idle_cpu_max < 20000000ull);
+	assert_true(r.metrics.busy_rate_accuracy > 0.9);
+	assert_true(r.metrics.wall_rate_accuracy > 0.9);
+	assert_true(r.metrics.stack_correct_fraction > 0.9);
+	assert_true(run_stat(&r, "cold_spans") >= 290);
+	run_free(&r);
+}
+
 static double work_share(const struct sb_run *r, int k, int n)
 {
 	double w[WL_MAX_FUNCS], sum = 0;
@@ -727,6 +758,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_registered, free_live_run),  cmocka_unit_test_teardown(test_mixed, free_live_run),
 		cmocka_unit_test_teardown(test_churn, free_live_run),       cmocka_unit_test_teardown(test_deep, free_live_run),
 		cmocka_unit_test_teardown(test_hotspot, free_live_run),     cmocka_unit_test_teardown(test_syscall, free_live_run),
+		cmocka_unit_test_teardown(test_server, free_live_run),
 		cmocka_unit_test_teardown(test_malloclock, free_live_run),  cmocka_unit_test_teardown(test_oversubscribed, free_live_run),
 		cmocka_unit_test_teardown(test_alias, free_live_run),       cmocka_unit_test_teardown(test_burst, free_live_run),
 		cmocka_unit_test_teardown(test_kernel, free_live_run),

@@ -12,6 +12,7 @@ extern const struct workload workload_churn;
 extern const struct workload workload_deep, workload_deep_nofp;
 extern const struct workload workload_hotspot, workload_hotspot_nofp, workload_hotspot_inline;
 extern const struct workload workload_syscall;
+extern const struct workload workload_server;
 extern const struct workload workload_malloclock;
 extern const struct workload workload_alias, workload_alias_nofp, workload_alias_inline;
 extern const struct workload workload_burst, workload_burst_nofp, workload_burst_inline;
@@ -29,6 +30,7 @@ static const struct workload *const workloads[] = {
 	&workload_alias,
 	&workload_burst,
 	&workload_kernel,
+	&workload_server,
 	&workload_deep_nofp,
 	&workload_hotspot_nofp,
 	&workload_hotspot_inline,

@@ -10,6 +10,7 @@
 #define SB_PLATFORM_DARWIN_INLINE_H
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -48,6 +49,25 @@ PLAT_INLINE long plat_leaf_pread(int fd, void *buf, size_t len, long off)
 
 /* platform/darwin.c */
 long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t timeout_ns);
+/* poll(2) on one descriptor, no timeout. Returns the number ready or -errno. */
+PLAT_INLINE long plat_leaf_poll(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, -1);
+	return n >= 0 ? n : -errno;
+}
+/* No futex: waits in 100 ms slices (plat_wait_word) while *word == val, so a waiter sees
+ * the change within 100 ms of it; plat_wake_word_all has nothing to do. Returns 0,
+ * -EAGAIN when *word != val, or -EINTR. */
+PLAT_INLINE long plat_leaf_wait_word(_Atomic uint32_t *word, uint32_t val)
+{
+	long r = plat_wait_word(word, val, 100000000ull);
+	return r == -ETIMEDOUT ? 0 : r;
+}
+PLAT_INLINE void plat_wake_word_all(_Atomic uint32_t *word)
+{
+	(void)word;
+}
 
 typedef struct {
 	pthread_mutex_t mu;

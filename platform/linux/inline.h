@@ -6,7 +6,9 @@
 #define SB_PLATFORM_LINUX_INLINE_H
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -65,6 +67,27 @@ PLAT_INLINE long plat_wait_word(_Atomic uint32_t *word, uint32_t val, uint64_t t
 			       (long)(timeout_ns % 1000000000ull) };
 	long rc = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 	return rc == 0 ? 0 : -errno;
+}
+
+/* poll(2) on one descriptor, no timeout (ppoll, so that every architecture has it).
+ * Returns the number of ready descriptors or -errno. */
+PLAT_INLINE long plat_leaf_poll(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	return plat_syscall4(SYS_ppoll, (long)&p, 1, 0, 0);
+}
+
+/* Waits, no timeout, while *word == val (a private futex, the call inline). Returns 0
+ * when woken or -errno (-EINTR, -EAGAIN when *word != val). */
+PLAT_INLINE long plat_leaf_wait_word(_Atomic uint32_t *word, uint32_t val)
+{
+	return plat_syscall4(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, val, 0);
+}
+
+/* Wakes every thread in plat_leaf_wait_word on word (after the caller changed it). */
+PLAT_INLINE void plat_wake_word_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* A barrier for n threads; plat_barrier_wait returns PLAT_BARRIER_SERIAL in one of them. */

@@ -1,0 +1,123 @@
+/* server.c - a server's threads: a few busy, the rest blocked for the whole run, as in a
+ * thread-per-connection server or a JVM's pools (docs/workloads.md "server").
+ *
+ * Slots 0..busy-1 spin on verified work as balanced does; every other slot blocks until
+ * the end, alternately in poll(2) on a pipe nobody writes to before the end and in a
+ * futex wait on a word (Darwin: 100 ms kevent waits, platform/darwin/inline.h). Each
+ * issues its system call itself (platform.h), so that the workload's function is the
+ * leaf while the thread is blocked: its stack can be judged like any other (`offcpu`).
+ * busy is `param`, default 2, and at most threads-1, so that at least one thread idles.
+ * At the deadline slot 0 wakes them all: one byte into the pipe (poll then returns in
+ * every thread at once, and in any that comes late) and the word set and woken. Truth:
+ * the busy threads' CPU, the idle ones' next to nothing (their start and end), every
+ * thread alive the whole run; an interrupted wait counts in `eintr`. Threads get 256 KiB
+ * stacks unless --stack says otherwise, so that 10,000 of them fit in a modest address
+ * space. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+#include "workloads/workload.h"
+
+#define SERVER_BUSY_DEFAULT 2
+#define SERVER_STACK_KB 256
+
+struct server_wl {
+	int busy;         /* slots [0, busy) spin */
+	int pipe_fds[2];  /* poll waits on [0]; the wake-up writes one byte to [1] */
+	_Atomic uint32_t done; /* the word the futex waiters wait on: 1, the run is over */
+};
+
+/* Blocks in poll until the pipe is readable (the end of the run). */
+static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_poll(struct server_wl *s,
+								     struct wl_truth *t)
+{
+	long r = (long)wl_keep(0); /* a call first: the frame record is set up before the wait */
+
+	while ((r = plat_leaf_poll(s->pipe_fds[0], POLLIN)) < 0)
+		if (r == -EINTR)
+			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+}
+
+/* Blocks in a futex wait until the run is over. */
+static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_wait(struct server_wl *s,
+								     struct wl_truth *t)
+{
+	wl_keep(0); /* a call first: the frame record is set up before the wait (workload.h) */
+	while (!atomic_load_explicit(&s->done, memory_order_acquire))
+		if (plat_leaf_wait_word(&s->done, 0) == -EINTR)
+			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
+}
+
+/* Slot 0 at the deadline: every idle thread returns, also those still starting. */
+static void server_wake(struct server_wl *s)
+{
+	char b = 1;
+
+	while (write(s->pipe_fds[1], &b, 1) < 0 && errno == EINTR)
+		;
+	atomic_store_explicit(&s->done, 1, memory_order_release);
+	plat_wake_word_all(&s->done);
+}
+
+static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_thread(struct wl_ctx *ctx,
+								       int index)
+{
+	struct server_wl *s = ctx->priv;
+
+	if (index < s->busy) {
+		while (sb_now_ns() < ctx->deadline_ns)
+			wl_unit(ctx, index);
+		if (index == 0)
+			server_wake(s);
+		return;
+	}
+	wl_progress_idle();
+	if (index % 2)
+		server_poll(s, &ctx->truth[index]);
+	else
+		server_wait(s, &ctx->truth[index]);
+	__asm__ volatile("" ::: "memory"); /* no tail call: this frame stays under the wait */
+}
+
+static int server_setup(struct wl_ctx *ctx)
+{
+	struct server_wl *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	if (plat_pipe_cloexec(s->pipe_fds) != 0) {
+		free(s);
+		return -1;
+	}
+	s->busy = ctx->param > 0 ? (int)ctx->param : SERVER_BUSY_DEFAULT;
+	if (s->busy > ctx->threads - 1)
+		s->busy = ctx->threads > 1 ? ctx->threads - 1 : 1;
+	if (ctx->stack_kb == 0)
+		ctx->stack_kb = SERVER_STACK_KB;
+	ctx->priv = s;
+	return 0;
+}
+
+static void server_teardown(struct wl_ctx *ctx)
+{
+	struct server_wl *s = ctx->priv;
+
+	close(s->pipe_fds[0]);
+	close(s->pipe_fds[1]);
+	free(s);
+	ctx->priv = NULL;
+}
+
+const struct workload workload_server = {
+	.name = "server",
+	.description = "a few threads busy (param, default 2), the rest blocked in poll and "
+		       "futex waits all run",
+	.thread_main = server_thread,
+	.setup = server_setup,
+	.teardown = server_teardown,
+	.chain = { (const void *)server_thread, NULL },
+	.offcpu = { (const void *)server_poll, (const void *)server_wait, NULL },
+};
