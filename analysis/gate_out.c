@@ -323,7 +323,8 @@ static void json_num(FILE *f, double v)
 
 static const char *kind_name(enum gate_kind k)
 {
-	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget" : "missing";
+	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget"
+	       : k == GATE_REPS ? "reps" : "missing";
 }
 
 static const char *state_name(enum gate_state s)
