@@ -36,8 +36,9 @@ static const char bench_usage[] =
 	"Runs a profile of the bench matrix (samplers x workloads x threads x hz x\n"
 	"repetitions, each run in its own child under the watchdog) into FILE.h5 and prints\n"
 	"the table of runs. A block with `reps = MIN..MAX` repeats a cell past MIN only while\n"
-	"the budgets (--budgets) leave one of its checks undecided (docs/gate.md). A failed run is recorded and the bench goes on; Ctrl-C stops and\n"
-	"keeps the runs done so far (the file is marked incomplete). Progress goes to stderr:\n"
+	"the budgets (--budgets) leave one of its checks undecided (docs/gate.md). A failed\n"
+	"run is recorded and the bench goes on; Ctrl-C stops and keeps the runs done so far\n"
+	"(the file is marked incomplete). Progress goes to stderr:\n"
 	"a bar with an ETA on a terminal, one line per finished cell otherwise.\n"
 	"\n";
 
@@ -230,7 +231,7 @@ static int decide_group(struct adapt *a, const struct run_spec *spec,
 	return 0;
 }
 
-/* The session's `want`: every run of a fixed cell and below MIN; past MIN, the run of a
+/* The `want` of the bench's runs: every run of a fixed cell and below MIN; past MIN, the run of a
  * sampler still undecided after the repetitions before this one, and `none` when any
  * sampler of its group runs (its overhead reference, first in the repetition). Also
  * ends the progress line of each finished group. */

@@ -596,7 +596,7 @@ static void test_sampler_pair(void **state)
 
 /* Adaptive repetitions (`reps = 1..2`): ctimer's median rule cannot be decided by 1 run of
  * 2 (the median of 2 is the mean of both), so it runs twice, with `none` first; itimer's
- * only rule (`worst`) is decided by its first run, so it stops at the minimum; the runs
+ * only rule (`worst`) is decided by its first run, so it ends at the minimum; the runs
  * carry the range and the gate shows each cell's repetitions. */
 static void test_adaptive_reps(void **state)
 {
