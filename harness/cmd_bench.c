@@ -688,15 +688,15 @@ static int bench_execute(struct bench *b, const char *out, struct progress *plan
 {
 	struct progress pg = *plan;
 	struct adapt ad = { .cfg = b->cfg, .pg = &pg };
-	char total[32], upto[48] = "";
+	char total[32], upto[16] = "";
 
 	pg.tty = isatty(STDERR_FILENO);
 	pg.start_ns = sb_now_ns();
 	fmt_duration(total, sizeof(total), expected_total_s(&pg));
 	if (pg.opt_s > 0)
-		snprintf(upto, sizeof(upto), " (adaptive repetitions: up to)");
-	fprintf(stderr, "bench: profile '%s' of %s: %zu runs%s%s%s, about %s, into %s\n",
-		env.profile, env.matrix, b->nsel, upto, env.shard ? " of shard " : "",
+		snprintf(upto, sizeof(upto), "up to ");
+	fprintf(stderr, "bench: profile '%s' of %s: %s%zu runs%s%s, about %s, into %s\n",
+		env.profile, env.matrix, upto, b->nsel, env.shard ? " of shard " : "",
 		env.shard ? b->ident.shard : "", total, out);
 	if (b->cfg) {
 		ad.scratch = calloc(b->nsel + b->nprior + 1, sizeof(*ad.scratch));

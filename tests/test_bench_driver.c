@@ -629,6 +629,8 @@ static void test_adaptive_reps(void **state)
 			       out, sizeof(out), NULL, 0), 0);
 	assert_non_null(strstr(out, "reps 1 of 1..2: decided"));
 	assert_non_null(strstr(out, "reps 2 of 1..2: undecided until the maximum"));
+	assert_non_null(strstr(out, "adaptive repetitions: 3 cells (1 of them `none`), 5 runs: 1 "
+				"decided before their maximum, 1 undecided until it, 0 left open"));
 }
 
 int main(void)
