@@ -20,7 +20,7 @@
 #include "sampler/plugin.h"
 #include "version.h"
 
-#define BENCH_RUN_OVERHEAD_S 0.3 /* fork, sink, metrics, HDF5 per run: the ETA's prior */
+#define BENCH_RUN_OVERHEAD_S 0.2 /* fork, sink, metrics, HDF5 per run: the ETA's prior */
 #define BENCH_BAR_WIDTH 24
 /* Adaptive repetitions: the share of the runs past a cell's MIN the ETA expects to be
  * made before any is decided, and the weight of that guess in expected run seconds; the
