@@ -667,7 +667,6 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			  size_t *cap, double *buf)
 {
 	char cls[200];
-	size_t first = res->nchecks;
 	fmt_class(cls, sizeof(cls), &c->cls);
 	for (int i = 0; i < cfg->nbudgets; i++) {
 		const struct gate_budget *b = &cfg->budgets[i];
@@ -699,8 +698,6 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			judge_runs(&j);
 		j.k->open = check_open(&j);
 	}
-	if (c->reps_max)
-		reps_check(res, cap, c, first);
 }
 
 static void host_warnings(const struct gate_side *base, const struct gate_side *cur,
@@ -832,6 +829,7 @@ static int check_cells(const struct gate_config *cfg, const struct gate_side *ba
 {
 	for (size_t i = 0; i < cc->n; i++) {
 		const struct cell *c = &cc->v[i];
+		size_t first = res->nchecks;
 		if (cur->only && strcmp(c->sampler, cur->only))
 			continue;
 		if (base) {
@@ -841,8 +839,15 @@ static int check_cells(const struct gate_config *cfg, const struct gate_side *ba
 				regression_checks(cfg, base, b, cur, c, mode, res, cap, b1, b2);
 			else if (add_missing(res, cap, c, mode->ab ? "A variant" : "baseline") != 0)
 				return -1;
+			/* an adaptive cell's U test that too few runs leave undecided is open:
+			 * more runs can reach alpha (3 against 5 can, 3 against 3 cannot) */
+			for (size_t k = first; k < res->nchecks && runs_to_come(c); k++)
+				res->checks[k].open = res->checks[k].kind == GATE_REGRESSION &&
+						      res->checks[k].state == GATE_UNDECIDED;
 		}
 		budget_checks(cfg, cur, cc, c, res, cap, b1);
+		if (c->reps_max)
+			reps_check(res, cap, c, first);
 	}
 	for (size_t i = 0; base && i < bc->n; i++) {
 		const struct cell *b = &bc->v[i];

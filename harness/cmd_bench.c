@@ -31,12 +31,13 @@
 static const char bench_usage[] =
 	"usage: sampbench bench [--profile NAME] [--matrix FILE] [-o FILE.h5] [--force]\n"
 	"                       [--ab REV | --sampler A,B] [--shard K/N]\n"
-	"                       [--resume FILE.h5.tmp] [--budgets FILE]\n"
+	"                       [--resume FILE.h5.tmp] [--budgets FILE] [--baseline B.h5]\n"
 	"\n"
 	"Runs a profile of the bench matrix (samplers x workloads x threads x hz x\n"
 	"repetitions, each run in its own child under the watchdog) into FILE.h5 and prints\n"
 	"the table of runs. A block with `reps = MIN..MAX` repeats a cell past MIN only while\n"
-	"the budgets (--budgets) leave one of its checks undecided (docs/gate.md). A failed\n"
+	"the budgets (--budgets) leave one of its checks, or a regression test against\n"
+	"--baseline, undecided (docs/gate.md). A failed\n"
 	"run is recorded and the bench goes on; Ctrl-C stops and keeps the runs done so far\n"
 	"(the file is marked incomplete). Progress goes to stderr:\n"
 	"a bar with an ETA on a terminal, one line per finished cell otherwise.\n"
@@ -58,6 +59,7 @@ static struct env {
 	const char *resume;
 	const char *pair;
 	const char *budgets;
+	const char *baseline;
 	int profile_set;
 } env;
 
@@ -122,6 +124,8 @@ static double expected_total_s(const struct progress *pg)
 static double eta_s(const struct progress *pg, double elapsed)
 {
 	double left = expected_total_s(pg) - pg->done_s;
+	if (left < 0) /* the share guessed for the runs past MIN was too high */
+		left = 0;
 	if (pg->done_s <= 0)
 		return left;
 	return left * elapsed / pg->done_s;
@@ -194,12 +198,15 @@ static void bench_hook(void *arg, size_t i, size_t n, const struct run_spec *spe
  * run in its current repetition. */
 struct adapt {
 	const struct gate_config *cfg; /* NULL: every spec runs (no adaptive block) */
+	const struct sb_run *base;     /* --baseline's runs (no samples), NULL: none */
+	size_t nbase;
+	const struct sb_host *bhost;
 	struct progress *pg;
 	const struct run_spec *group; /* the group and repetition decided last */
 	int rep;
 	char open[MX_MAX_LIST * 2][SB_NAME_LEN]; /* its undecided samplers */
 	int nopen;
-	struct sb_run *scratch; /* room for the group's runs */
+	struct sb_run *scratch; /* room for the group's runs, then the baseline's */
 };
 
 /* The samplers of spec's cell group whose budget checks the runs so far leave undecided
@@ -209,7 +216,7 @@ static int decide_group(struct adapt *a, const struct run_spec *spec,
 			const struct sb_host *host, const struct sb_run *done, size_t ndone)
 {
 	struct gate_result res;
-	size_t n = 0;
+	size_t n = 0, nb = 0;
 
 	a->nopen = 0;
 	for (size_t i = 0; i < ndone; i++) {
@@ -218,8 +225,16 @@ static int decide_group(struct adapt *a, const struct run_spec *spec,
 		    r->hz == spec->hz && r->duration_s == spec->duration_s)
 			a->scratch[n++] = *r; /* shallow: gate_eval only reads */
 	}
+	for (size_t i = 0; i < a->nbase; i++) { /* the same cells in the baseline */
+		const struct sb_run *r = &a->base[i];
+		if (!strcmp(r->workload, spec->workload->name) && r->threads == spec->threads &&
+		    r->hz == spec->hz)
+			a->scratch[n + nb++] = *r;
+	}
 	struct gate_side side = { .host = host, .runs = a->scratch, .nruns = n };
-	if (gate_eval(a->cfg, NULL, &side, &res) != 0)
+	struct gate_side bside = { .path = env.baseline, .host = a->bhost,
+				   .runs = a->scratch + n, .nruns = nb };
+	if (gate_eval(a->cfg, nb ? &bside : NULL, &side, &res) != 0)
 		return -1;
 	for (size_t i = 0; i < res.nchecks; i++) {
 		const struct gate_check *k = &res.checks[i];
@@ -289,6 +304,9 @@ const struct opt cmd_bench_options[] = {
 	OPT_STRING('B', "budgets", &env.budgets, "FILE",
 		   "the rules that decide adaptive repetitions (`reps =\n"
 		   "MIN..MAX`; default: ci/budgets, as `sampbench gate`)"),
+	OPT_STRING(0, "baseline", &env.baseline, "FILE",
+		   "adaptive repetitions: also run a cell while a regression\n"
+		   "test against this file is undecided (as `gate --baseline`)"),
 	OPT_STRING(0, "resume", &env.resume, "FILE",
 		   "continue the bench whose FILE.h5.tmp a kill left behind,\n"
 		   "skipping its runs; refused for another matrix or revision"),
@@ -505,6 +523,9 @@ struct bench {
 	struct sb_run *runs; /* what the session wrote */
 	size_t nruns;
 	struct gate_config *cfg; /* the budgets adaptive cells are decided by; NULL: none */
+	struct sb_run *base;     /* --baseline's runs, read without samples */
+	size_t nbase;
+	struct sb_host bhost;
 	int rc; /* the exit code when a step fails */
 };
 
@@ -524,11 +545,14 @@ static void bench_free(struct bench *b)
 	free(b->specs);
 	free(b->m);
 	free(b->cfg);
+	for (size_t i = 0; i < b->nbase; i++)
+		run_free(&b->base[i]);
+	free(b->base);
 }
 
-/* Adaptive blocks: loads the budgets that decide them (--budgets) into b->cfg; with --ab
- * or --sampler A,B their cells run every repetition up to MAX instead (the A/B file is
- * judged B against A). Returns 0, or -1 after one error line (b->rc set). */
+/* Adaptive blocks: loads the budgets that decide them (--budgets) into b->cfg and the
+ * baseline's runs (--baseline) into b->base; with --ab or --sampler A,B their cells run
+ * every repetition up to MAX instead (the A/B file is judged B against A). Returns 0, or -1 after one error line (b->rc set). */
 static int bench_budgets(struct bench *b)
 {
 	char err[512];
@@ -553,6 +577,11 @@ static int bench_budgets(struct bench *b)
 	}
 	if (gate_config_load(env.budgets, b->cfg, err, sizeof(err)) != 0) {
 		sb_err("%s (the budgets decide the adaptive repetitions)", err);
+		return -1;
+	}
+	if (env.baseline && h5_read(env.baseline, &b->bhost, &b->base, &b->nbase, 0, err,
+				    sizeof(err)) != 0) {
+		sb_err("%s", err);
 		return -1;
 	}
 	return 0;
@@ -687,7 +716,8 @@ static int bench_output(char *out, size_t len)
 static int bench_execute(struct bench *b, const char *out, struct progress *plan)
 {
 	struct progress pg = *plan;
-	struct adapt ad = { .cfg = b->cfg, .pg = &pg };
+	struct adapt ad = { .cfg = b->cfg, .base = b->base, .nbase = b->nbase, .bhost = &b->bhost,
+			    .pg = &pg };
 	char total[32], upto[16] = "";
 
 	pg.tty = isatty(STDERR_FILENO);
@@ -699,7 +729,7 @@ static int bench_execute(struct bench *b, const char *out, struct progress *plan
 		env.profile, env.matrix, upto, b->nsel, env.shard ? " of shard " : "",
 		env.shard ? b->ident.shard : "", total, out);
 	if (b->cfg) {
-		ad.scratch = calloc(b->nsel + b->nprior + 1, sizeof(*ad.scratch));
+		ad.scratch = calloc(b->nsel + b->nprior + b->nbase + 1, sizeof(*ad.scratch));
 		if (!ad.scratch) {
 			sb_err("out of memory");
 			return SB_EXIT_FAIL;

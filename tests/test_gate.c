@@ -466,6 +466,40 @@ static void test_adaptive_cells(void **state)
 		free(cur_runs[i].stats);
 }
 
+/* Adaptive cells against a baseline: a U test 3 runs against 3 cannot decide (best p
+ * 0.100) is open, so the bench runs the cell on; against 5 it can (0.036) and is judged.
+ * Mutation killed: regression rows never open (the bench would leave the cell at 3). */
+static void test_adaptive_regression(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	for (int nb = 3; nb <= 5; nb += 2) {
+		nbase = ncur = 0;
+		add_cell(base_runs, &nbase, "ctimer", 2, nb, 1.0, 50e3);
+		add_cell(cur_runs, &ncur, "ctimer", 2, 3, 0.5, 50e3);
+		for (size_t i = 0; i < ncur; i++) {
+			assert_int_equal(run_alloc_stats(&cur_runs[i]), 0);
+			run_add_stat(&cur_runs[i], "reps_min", 3);
+			run_add_stat(&cur_runs[i], "reps_max", 5);
+		}
+		struct gate_side bs = { .path = "base.h5", .host = &host_a, .runs = base_runs,
+					.nruns = nbase };
+		struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs,
+					.nruns = ncur };
+		assert_int_equal(gate_eval(&cfg, &bs, &cs, &res), 0);
+		const struct gate_check *k = find_check(&res, GATE_REGRESSION, "ctimer", 2,
+							"rate_accuracy");
+		assert_non_null(k);
+		assert_int_equal(k->state, nb == 3 ? GATE_UNDECIDED : GATE_FAIL);
+		assert_int_equal(k->open, nb == 3);
+		k = find_check(&res, GATE_REPS, "ctimer", 2, "reps");
+		assert_int_equal(k->state, nb == 3 ? GATE_WARN : GATE_PASS);
+		gate_result_free(&res);
+		for (size_t i = 0; i < ncur; i++)
+			free(cur_runs[i].stats);
+	}
+}
+
 /* `worst` budgets judge the cell's worst run: one 40 ms stop in 5 runs fails, naming the
  * run; the median of the runs would pass it */
 static void test_worst_budget(void **state)
@@ -1715,6 +1749,7 @@ int main(void)
 		cmocka_unit_test_setup(test_worst_budget, setup),
 		cmocka_unit_test(test_adaptive_calls),
 		cmocka_unit_test_setup(test_adaptive_cells, setup),
+		cmocka_unit_test_setup(test_adaptive_regression, setup),
 		cmocka_unit_test_setup(test_unreported_names_both, setup),
 		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),
