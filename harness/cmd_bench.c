@@ -236,13 +236,22 @@ static int decide_group(struct adapt *a, const struct run_spec *spec,
 				   .runs = a->scratch + n, .nruns = nb };
 	if (gate_eval(a->cfg, nb ? &bside : NULL, &side, &res) != 0)
 		return -1;
+	char why[512] = "";
+	size_t u = 0;
 	for (size_t i = 0; i < res.nchecks; i++) {
 		const struct gate_check *k = &res.checks[i];
 		if (k->kind == GATE_REPS && k->state == GATE_WARN &&
 		    a->nopen < (int)ARRAY_SIZE(a->open))
 			snprintf(a->open[a->nopen++], SB_NAME_LEN, "%s", k->sampler);
+		if (k->open && u < sizeof(why))
+			u += (size_t)snprintf(why + u, sizeof(why) - u, "%s %s %s%s",
+					      u ? "," : "", k->sampler, k->metric,
+					      k->kind == GATE_REGRESSION ? " (regress)" : "");
 	}
 	gate_result_free(&res);
+	if (a->nopen && !a->pg->tty) /* a log says what a repetition past MIN is for */
+		fprintf(stderr, "bench: %s %dt %gHz rep %d for the undecided:%s\n",
+			spec->workload->name, spec->threads, spec->hz, spec->repetition, why);
 	return 0;
 }
 
