@@ -25,7 +25,7 @@
 /* Adaptive repetitions: the share of the runs past a cell's MIN the ETA expects to be
  * made before any is decided, and the weight of that guess in expected run seconds; the
  * share seen so far takes over as the bench decides. */
-#define BENCH_EXTRA_PRIOR 0.2
+#define BENCH_EXTRA_PRIOR 0.25
 #define BENCH_EXTRA_WEIGHT_S 60.0
 
 static const char bench_usage[] =
