@@ -255,8 +255,8 @@ static int decide_group(struct adapt *a, const struct run_spec *spec,
 	return 0;
 }
 
-/* The `want` of the bench's runs: every run of a fixed cell and below MIN; past MIN, the run of a
- * sampler still undecided after the repetitions before this one, and `none` when any
+/* The `want` of the bench's runs: every run of a fixed cell and below MIN; past MIN, the
+ * run of a sampler still undecided after the repetitions before this one, and `none` when any
  * sampler of its group runs (its overhead reference, first in the repetition). Also
  * ends the progress line of each finished group. */
 static int bench_want(void *arg, size_t i, const struct run_spec *spec,
@@ -383,13 +383,15 @@ static void print_plan(const struct run_spec *specs, size_t n, const struct prog
 	for (size_t i = 0; i < n; i++) {
 		printf("%-*s %-10s %3d %6g %3d %5gs%s\n", w, specs[i].sampler->name,
 		       specs[i].workload->name, specs[i].threads, specs[i].hz,
-		       specs[i].repetition, specs[i].duration_s, optional_run(&specs[i]) ? " ?" : "");
+		       specs[i].repetition, specs[i].duration_s,
+		       optional_run(&specs[i]) ? " ?" : "");
 		nopt += optional_run(&specs[i]) != 0;
 	}
 	fmt_duration(t, sizeof(t), expected_total_s(pg));
 	if (nopt)
-		printf("%zu to %zu runs (adaptive: about %.0f, with %.0f%% of the %zu runs marked ?), "
-		       "about %s\n", n - nopt, n, (double)(n - nopt) + BENCH_EXTRA_PRIOR * (double)nopt,
+		printf("%zu to %zu runs (adaptive: about %.0f, with %.0f%% of the %zu runs marked "
+		       "?), about %s\n", n - nopt, n,
+		       (double)(n - nopt) + BENCH_EXTRA_PRIOR * (double)nopt,
 		       BENCH_EXTRA_PRIOR * 100, nopt, t);
 	else
 		printf("%zu runs, about %s\n", n, t);
@@ -561,7 +563,8 @@ static void bench_free(struct bench *b)
 
 /* Adaptive blocks: loads the budgets that decide them (--budgets) into b->cfg and the
  * baseline's runs (--baseline) into b->base; with --ab or --sampler A,B their cells run
- * every repetition up to MAX instead (the A/B file is judged B against A). Returns 0, or -1 after one error line (b->rc set). */
+ * every repetition up to MAX instead (the A/B file is judged B against A). Returns 0, or
+ * -1 after one error line (b->rc set). */
 static int bench_budgets(struct bench *b)
 {
 	char err[512];

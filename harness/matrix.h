@@ -79,7 +79,8 @@ long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spe
 
 /* The identity of an expanded run list: a 64-bit FNV-1a digest, as 16 hex digits, of
  * every spec's sampler, workload, threads, hz, duration, repetition, param and seed in
- * order (and its adaptive range, when it has one). Resume and merge refuse files of another digest. */
+ * order (and its adaptive range, when it has one). Resume and merge refuse files of
+ * another digest. */
 void matrix_digest(const struct run_spec *specs, size_t n, char buf[17]);
 
 /* Marks in keep[0..n) the specs of shard k of nshards (1 <= k <= nshards), a

@@ -42,13 +42,13 @@ struct session_opts {
 };
 
 /* Runs specs[0..n) in order (after opts->prior; those opts->want leaves out are not
- * run), appends each run to opts->out_path (written to a temp file and
- * renamed at the end, also after Ctrl-C, then marked incomplete) and prints one line per
- * run. A spec with an adaptive range (reps_max) gives its run the stats reps_min and
- * reps_max, which the gate reads. `none` runs give later runs of the same cell their `overhead`. When runs_out is not
- * NULL it receives the runs (metrics and threads only; caller frees with run_free + free).
- * Returns 0 when every run was ok or skipped, 1 when a run failed, 2 when the file could not
- * be written, 130 when interrupted. */
+ * run), appends each run to opts->out_path (written to a temp file and renamed at the
+ * end, also after Ctrl-C, then marked incomplete) and prints one line per run. A spec
+ * with an adaptive range (reps_max) gives its run the stats reps_min and reps_max, which
+ * the gate reads. `none` runs give later runs of the same cell their `overhead`. When
+ * runs_out is not NULL it receives the runs (metrics and threads only; caller frees with
+ * run_free + free). Returns 0 when every run was ok or skipped, 1 when a run failed, 2
+ * when the file could not be written, 130 when interrupted. */
 int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
 		struct sb_run **runs_out, size_t *nruns_out);
 
