@@ -610,8 +610,13 @@ static void test_adaptive_reps(void **state)
 	assert_non_null(b);
 	fputs("budget ctimer rate_accuracy >= 0\nbudget itimer integrity_violations <= 0 worst\n", b);
 	fclose(b);
-	assert_int_equal(run(ARGS("bench", "-m", matrix, "-p", "a", "--budgets", path("budgets"),
-				  "-o", path("adapt.h5"))), 0);
+	assert_int_equal(sbrun(bin, ARGS("bench", "-m", matrix, "-p", "a", "--budgets",
+					 path("budgets"), "-o", path("adapt.h5")),
+			       NULL, 0, out, sizeof(out)), 0);
+	/* the log names what the repetition past MIN is for, and the group's repetitions */
+	assert_non_null(strstr(out, "bench: balanced 2t 100Hz rep 1 for the undecided: ctimer "
+				"rate_accuracy\n"));
+	assert_non_null(strstr(out, "done: 5 runs (reps 2 of 1..2)"));
 	rf_load(path("adapt.h5"), &f);
 	assert_int_equal(f.n, 5);
 	for (size_t i = 0; i < f.n; i++) {
