@@ -595,9 +595,10 @@ static void judge_runs(struct bjudge *j)
  * (docs/gate.md "Adaptive repetitions"): never in a cell of a fixed count or at its
  * maximum, nor for a check not judged on the runs' values (not applicable, not
  * measured, a warning, an expected failure), a rule on each run (`worst`), a count
- * (failed_runs) or a `far` failure of every run: those judge the runs held. Otherwise the
- * call of the median (on the runs' own values, pooled quantiles too) or of the sign test
- * at the cell's maximum. */
+ * (failed_runs) or a `far` failure of every run: those judge the runs held. A pooled
+ * quantile too short of samples for its bound is open. Otherwise the call of the median
+ * (on the runs' own values, pooled quantiles too) or of the sign test at the cell's
+ * maximum. */
 static int check_open(const struct bjudge *j)
 {
 	const struct cell *c = j->c;
@@ -612,6 +613,8 @@ static int check_open(const struct bjudge *j)
 	if ((st != GATE_PASS && st != GATE_FAIL && st != GATE_UNDECIDED) || b->worst ||
 	    gate_pseudo_index(b->metric) >= 0)
 		return 0;
+	if (st == GATE_UNDECIDED && !b->sign_test)
+		return 1; /* a pooled bound short of samples: more runs bring more */
 	size_t n = gate_cell_values(j->cur, c, b->metric, j->buf);
 	if (n == 0)
 		return 0;
