@@ -274,7 +274,8 @@ $(FUZZ_DIR)/replay_import: $(FUZZ_DIR)/fuzz_import.o $(FUZZ_DIR)/replay.o \
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lz -lcjson -lm
 
-# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5, then the gate against this
+# Profile $(PROFILE) of ci/matrix into results/runs/<UTC>.h5 (its adaptive repetitions
+# decided against the baseline too), then the gate against this
 # machine's baseline, results/baselines/<fingerprint>.h5 (budgets only without one):
 # failed and warned checks on screen, every check in <UTC>.gate.txt/.json/.junit.xml;
 # exits 1 on a regression. docs/bench.md.
@@ -288,9 +289,11 @@ bench: deps $(BIN) $(if $(filter full,$(PROFILE)),$(SCALING))
 	$(Q)mkdir -p results/runs; run=results/runs/$$(date -u +%Y%m%dT%H%M%SZ)$(if $(SHARD),-shard$(subst /,of,$(SHARD))); \
 	$(if $(filter full,$(PROFILE)),$(SCALING) >$$run.scaling.txt || exit 2;) \
 	$(if $(RESUME),run=$(patsubst %.h5.tmp,%,$(RESUME));) \
+	base=$$($(BIN) baseline --path) || exit 2; bb=; \
+	[ -n "$(AB)" ] || [ ! -f "$$base" ] || bb="--baseline $$base"; \
 	$(BIN) bench --matrix $(MATRIX) $(if $(RESUME),--resume $(RESUME) $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE)),--profile $(PROFILE) -o $$run.h5) \
-	  $(if $(AB),--ab $(AB)) $(if $(SHARD),--shard $(SHARD)); rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
-	base=$$($(BIN) baseline --path) || exit 2; gb=; \
+	  $(if $(AB),--ab $(AB)) $(if $(SHARD),--shard $(SHARD)) $$bb; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	gb=; \
 	if [ -n "$(AB)" ]; then echo "A/B: the gate compares B ($(AB)) with A (this checkout) inside $$run.h5"; \
 	elif [ -f "$$base" ]; then gb="--baseline $$base"; \
 	else echo "no baseline for this machine ($$base): budgets only ('make baseline' makes one of $$run.h5)"; fi; \

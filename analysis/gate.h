@@ -118,7 +118,10 @@ struct gate_side {
 	const size_t *run_host;      /* runs[i] ran on hosts[run_host[i]] */
 };
 
-enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING };
+/* GATE_REPS: one row per cell of an adaptive bench (ci/matrix `reps = MIN..MAX`): the
+ * repetitions it used and whether its budget checks were decided (docs/gate.md "Adaptive
+ * repetitions"). */
+enum gate_kind { GATE_REGRESSION, GATE_BUDGET, GATE_MISSING, GATE_REPS };
 /* NA: the metric is not measured for this sampler (a capability it does not claim, a host
  * fact the file lacks) or the budget is not applicable on this host (floor over it): shown,
  * never counted as a pass. EXEMPT: failed, but an `expect` line names it with a reason.
@@ -144,6 +147,8 @@ struct gate_check {
 	int nbase, ncur; /* repetitions with a value (pooled quantiles: samples) */
 	char reason[384];
 	char why[384];   /* budgets: which class rule applied and why the sampler is in it */
+	int open;        /* a budget of an adaptive cell below its maximum whose verdict more
+			  * runs could still change (gate_median_call, gate_sign_call) */
 };
 
 /* The verdict of one host of a file of several hosts. */
@@ -212,6 +217,18 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 int gate_write_junit(const char *path, const struct gate_result *res, char *err, size_t errlen);
 int gate_write_json(const char *path, const struct gate_side *base, const struct gate_side *cur,
 		    const struct gate_result *res, char *err, size_t errlen);
+
+/* Adaptive repetitions (docs/gate.md "Adaptive repetitions"): what more runs of a cell
+ * planned for up to nmax of them could do to a budget's verdict. */
+/* A median rule (`budget ... OP limit`, judged on the median of the runs' values) on the
+ * n values v so far: GATE_PASS or GATE_FAIL when more than nmax/2 of them are on that
+ * side of the limit, so that the median of any nmax runs holding them is too (at
+ * n >= nmax: the median's own verdict); -1 while the remaining runs could still move it. */
+int gate_median_call(const double *v, size_t n, int nmax, enum gate_op op, double limit);
+/* A sign-test rule with `over` of n runs over its limit: the verdict it gives at nmax runs
+ * (GATE_PASS, GATE_FAIL, or GATE_UNDECIDED where nmax runs cannot reach p < alpha) when
+ * every outcome of the nmax - n runs to come gives the same one; -1 otherwise. */
+int gate_sign_call(int over, int n, int nmax, double alpha);
 
 /* Index into sb_metric_infos of metric `name`, or -1. */
 int gate_metric_index(const char *name);

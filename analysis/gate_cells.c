@@ -112,6 +112,12 @@ int gate_cells_build(const struct gate_side *side, struct cells *cs)
 		cs->v[c].failed += r->status == SB_RUN_FAILED || r->status == SB_RUN_INCOMPLETE;
 		cs->v[c].skipped += r->status == SB_RUN_SKIPPED;
 		cs->v[c].lossy += r->status == SB_RUN_LOSSY;
+		/* written by an adaptive bench on each run (harness/session.c) */
+		double lo = run_stat(r, "reps_min"), hi = run_stat(r, "reps_max");
+		if (hi >= 1 && hi <= 1000 && (int)hi > cs->v[c].reps_max) {
+			cs->v[c].reps_max = (int)hi;
+			cs->v[c].reps_min = lo >= 1 && lo <= hi ? (int)lo : 1;
+		}
 	}
 	size_t off = 0;
 	for (size_t c = 0; c < cs->n; c++) {

@@ -270,15 +270,69 @@ static void judge_pooled(const struct gate_config *cfg, const struct gate_budget
  * the one-sided sign test gives p < alpha; UNDECIDED when most are over, p >= alpha, and
  * even n of n over could not reach alpha (fewer than 5 runs at 0.05); else PASS (at most
  * half over, or a test that could have rejected and did not). Fills k->p and why. */
-static enum gate_state judge_sign_test(const struct gate_config *cfg,
-				       const struct gate_budget *b, const double *v, size_t n,
-				       double limit, struct gate_check *k, char *why, size_t len)
+static int count_over(const struct gate_budget *b, const double *v, size_t n, double limit,
+		      int *far)
 {
-	int over = 0, far = 0;
+	int over = 0;
+	*far = 0;
 	for (size_t j = 0; j < n; j++) {
 		over += !gate_op_holds(b->op, v[j], limit);
-		far += !isnan(b->far) && !gate_op_holds(b->op, v[j], b->far);
+		*far += !isnan(b->far) && !gate_op_holds(b->op, v[j], b->far);
 	}
+	return over;
+}
+
+/* The sign test's verdict on k of n runs over: FAIL at p < alpha; UNDECIDED when most are
+ * over and even n of n could not reach alpha; else PASS. */
+static enum gate_state sign_verdict(int k, int n, double alpha)
+{
+	if (2 * k <= n)
+		return GATE_PASS;
+	if (sign_test_p(k, n) < alpha)
+		return GATE_FAIL;
+	return sign_test_p(n, n) >= alpha ? GATE_UNDECIDED : GATE_PASS;
+}
+
+int gate_sign_call(int over, int n, int nmax, double alpha)
+{
+	if (nmax < n)
+		nmax = n;
+	/* the verdict only moves from PASS towards FAIL or UNDECIDED as runs go over, so the
+	 * fewest (none of the rest over) and the most (all over) bound every outcome */
+	enum gate_state few = sign_verdict(over, nmax, alpha);
+	enum gate_state most = sign_verdict(over + nmax - n, nmax, alpha);
+	return few == most ? (int)few : -1;
+}
+
+int gate_median_call(const double *v, size_t n, int nmax, enum gate_op op, double limit)
+{
+	int ok = 0;
+	for (size_t i = 0; i < n; i++)
+		ok += gate_op_holds(op, v[i], limit);
+	if (n > 0 && (int)n >= nmax)
+		return gate_op_holds(op, median_of(v, n), limit) ? GATE_PASS : GATE_FAIL;
+	/* the median of nmax runs is their middle order statistic (the mean of the two
+	 * middle ones for even nmax): more than half on one side hold it there */
+	if (2 * ok > nmax)
+		return GATE_PASS;
+	if (2 * ((int)n - ok) > nmax)
+		return GATE_FAIL;
+	return -1;
+}
+
+/* The runs an adaptive cell c may still add (0 for a fixed cell or one at its maximum). */
+static int runs_to_come(const struct cell *c)
+{
+	return c->reps_max > (int)c->n ? c->reps_max - (int)c->n : 0;
+}
+
+static enum gate_state judge_sign_test(const struct gate_config *cfg,
+				       const struct gate_budget *b, const double *v, size_t n,
+				       double limit, const struct cell *c, struct gate_check *k,
+				       char *why, size_t len)
+{
+	int far;
+	int over = count_over(b, v, n, limit, &far);
 	double p = sign_test_p(over, (int)n), best = sign_test_p((int)n, (int)n);
 	k->p = p;
 	snprintf(why, len, ", %d of %zu runs over, sign test p=%.3f", over, n, p);
@@ -288,6 +342,14 @@ static enum gate_state judge_sign_test(const struct gate_config *cfg,
 		snprintf(why + strlen(why), len - strlen(why), ", every run beyond %s (far): "
 			 "fails on its size", fs);
 		return GATE_FAIL;
+	}
+	int more = runs_to_come(c);
+	int call = more ? gate_sign_call(over, (int)n, (int)n + more, cfg->alpha) : -1;
+	if (call >= 0) {
+		/* adaptive: the verdict at the cell's maximum, which no run to come changes */
+		snprintf(why + strlen(why), len - strlen(why), "; the same for any %d runs more",
+			 more);
+		return (enum gate_state)call;
 	}
 	if (2 * over <= (int)n)
 		return GATE_PASS;
@@ -506,7 +568,7 @@ static void judge_runs(struct bjudge *j)
 	} else if (b->sign_test) {
 		/* buf may hold the reference's values */
 		size_t n = gate_cell_values(j->cur, j->c, b->metric, j->buf);
-		enum gate_state st = judge_sign_test(cfg, b, j->buf, n, j->limit, k, why,
+		enum gate_state st = judge_sign_test(cfg, b, j->buf, n, j->limit, j->c, k, why,
 						     sizeof(why));
 		if (st == GATE_UNDECIDED) {
 			k->state = GATE_UNDECIDED;
@@ -527,6 +589,77 @@ static void judge_runs(struct bjudge *j)
 		 ok ? "budget" : "OVER BUDGET", gate_op_names[b->op], j->lim, why, cfg->name,
 		 b->line);
 	settle(cfg, k, ok);
+}
+
+/* Whether more runs of j's adaptive cell could change the verdict of its settled check
+ * (docs/gate.md "Adaptive repetitions"): never in a cell of a fixed count or at its
+ * maximum, nor for a check not judged on the runs' values (not applicable, not
+ * measured, a warning, an expected failure), a rule on each run (`worst`), a count
+ * (failed_runs) or a `far` failure of every run: those judge the runs held. A pooled
+ * quantile too short of samples for its bound is open. Otherwise the call of the median
+ * (on the runs' own values, pooled quantiles too) or of the sign test at the cell's
+ * maximum. */
+static int check_open(const struct bjudge *j)
+{
+	const struct cell *c = j->c;
+	const struct gate_budget *b = j->b;
+	enum gate_state st = j->k->state;
+	int more = runs_to_come(c), far;
+
+	if (!more)
+		return 0;
+	if ((int)c->n < c->reps_min)
+		return 1;
+	if ((st != GATE_PASS && st != GATE_FAIL && st != GATE_UNDECIDED) || b->worst ||
+	    gate_pseudo_index(b->metric) >= 0)
+		return 0;
+	if (st == GATE_UNDECIDED && !b->sign_test)
+		return 1; /* a pooled bound short of samples: more runs bring more */
+	size_t n = gate_cell_values(j->cur, c, b->metric, j->buf);
+	if (n == 0)
+		return 0;
+	if (!b->sign_test)
+		return gate_median_call(j->buf, n, (int)n + more, b->op, j->limit) < 0;
+	int over = count_over(b, j->buf, n, j->limit, &far);
+	if (far == (int)n)
+		return 0;
+	return gate_sign_call(over, (int)n, (int)n + more, j->cfg->alpha) < 0;
+}
+
+/* Adds the row of adaptive cell c: its repetitions and whether its checks, res's rows
+ * from first on, were decided; a warning when one was still open below the maximum (the
+ * bench ended first). */
+static void reps_check(struct gate_result *res, size_t *cap, const struct cell *c,
+		       size_t first)
+{
+	char open[160] = "";
+	size_t u = 0;
+	int nopen = 0;
+
+	for (size_t i = first; i < res->nchecks; i++)
+		if (res->checks[i].open && ++nopen && u < sizeof(open))
+			u += (size_t)snprintf(open + u, sizeof(open) - u, "%s%s", u ? ", " : "",
+					      res->checks[i].metric);
+	struct gate_check *k = add_check(res, cap, c, GATE_REPS, "reps");
+	if (!k)
+		return;
+	k->current = (double)c->n;
+	k->ncur = (int)c->n;
+	if (nopen) {
+		k->state = GATE_WARN;
+		snprintf(k->reason, sizeof(k->reason), "reps %zu of %d..%d: undecided, the bench "
+			 "ended before its maximum (%d open: %.150s)", c->n, c->reps_min,
+			 c->reps_max, nopen, open);
+	} else if (c->cls.baseline && (int)c->n > c->reps_min) {
+		snprintf(k->reason, sizeof(k->reason), "reps %zu of %d..%d: the reference, run "
+			 "first in every repetition its group made", c->n, c->reps_min, c->reps_max);
+	} else if ((int)c->n >= c->reps_max) {
+		snprintf(k->reason, sizeof(k->reason), "reps %zu of %d..%d: undecided until the "
+			 "maximum, judged on %zu runs", c->n, c->reps_min, c->reps_max, c->n);
+	} else {
+		snprintf(k->reason, sizeof(k->reason), "reps %zu of %d..%d: decided", c->n,
+			 c->reps_min, c->reps_max);
+	}
 }
 
 /* Adds to res one check per budget that applies to cell c, each settled: its limit
@@ -566,6 +699,7 @@ static void budget_checks(const struct gate_config *cfg, const struct gate_side 
 			judge_pooled(cfg, b, &pl, j.limit, j.lim, j.k);
 		else
 			judge_runs(&j);
+		j.k->open = check_open(&j);
 	}
 }
 
@@ -698,6 +832,7 @@ static int check_cells(const struct gate_config *cfg, const struct gate_side *ba
 {
 	for (size_t i = 0; i < cc->n; i++) {
 		const struct cell *c = &cc->v[i];
+		size_t first = res->nchecks;
 		if (cur->only && strcmp(c->sampler, cur->only))
 			continue;
 		if (base) {
@@ -707,8 +842,15 @@ static int check_cells(const struct gate_config *cfg, const struct gate_side *ba
 				regression_checks(cfg, base, b, cur, c, mode, res, cap, b1, b2);
 			else if (add_missing(res, cap, c, mode->ab ? "A variant" : "baseline") != 0)
 				return -1;
+			/* an adaptive cell's U test that too few runs leave undecided is open:
+			 * more runs can reach alpha (3 against 5 can, 3 against 3 cannot) */
+			for (size_t k = first; k < res->nchecks && runs_to_come(c); k++)
+				res->checks[k].open = res->checks[k].kind == GATE_REGRESSION &&
+						      res->checks[k].state == GATE_UNDECIDED;
 		}
 		budget_checks(cfg, cur, cc, c, res, cap, b1);
+		if (c->reps_max)
+			reps_check(res, cap, c, first);
 	}
 	for (size_t i = 0; base && i < bc->n; i++) {
 		const struct cell *b = &bc->v[i];

@@ -63,6 +63,7 @@ struct cell {
 	size_t *runs; /* indices of the cell's runs */
 	size_t n;
 	int failed, skipped, lossy;
+	int reps_min, reps_max; /* an adaptive cell's range (its runs' stats); 0, 0: fixed */
 	struct gate_class cls;
 };
 

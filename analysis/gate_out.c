@@ -162,6 +162,34 @@ static void fmt_row(const struct gate_check *k, char *bc, size_t bclen, char *pv
 		snprintf(ev, evlen, "%+.3f", k->effect);
 }
 
+/* One line on the `reps` rows of an adaptive bench (nothing without one): how many cells
+ * were decided before their maximum, ran to it, or were left open, and the runs. */
+static void print_reps_summary(FILE *out, const struct gate_result *res)
+{
+	size_t cells = 0, early = 0, until = 0, open = 0, refs = 0;
+	double runs = 0;
+
+	for (size_t i = 0; i < res->nchecks; i++) {
+		const struct gate_check *k = &res->checks[i];
+		if (k->kind != GATE_REPS)
+			continue;
+		cells++;
+		runs += k->current;
+		if (k->state == GATE_WARN)
+			open++;
+		else if (strstr(k->reason, "the reference"))
+			refs++;
+		else if (strstr(k->reason, "until the maximum"))
+			until++;
+		else
+			early++;
+	}
+	if (cells)
+		fprintf(out, "\nadaptive repetitions: %zu cells (%zu of them `none`), %.0f runs: "
+			"%zu decided before their maximum, %zu undecided until it, %zu left "
+			"open\n", cells, refs, runs, early, until, open);
+}
+
 /* The failed and undecided rows again, one line each, just above the verdict: the table of
  * references can be long, and a CI log is often read from its tail. */
 static void print_failed_recap(FILE *out, const struct gate_result *res)
@@ -243,6 +271,7 @@ void gate_print(FILE *out, const struct gate_config *cfg, const struct gate_side
 		fprintf(out, "\nnote: %s\n", res->notes[i]);
 	for (int i = 0; i < res->nwarnings; i++)
 		fprintf(out, "\n!!! WARNING: %s\n", res->warnings[i]);
+	print_reps_summary(out, res);
 	print_failed_recap(out, res);
 	fprintf(out, "\ngate: %s", gate_failed(res) ? "FAIL" : "PASS");
 	for (size_t h = 0; h < res->nhosts; h++)
@@ -323,7 +352,8 @@ static void json_num(FILE *f, double v)
 
 static const char *kind_name(enum gate_kind k)
 {
-	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget" : "missing";
+	return k == GATE_REGRESSION ? "regression" : k == GATE_BUDGET ? "budget"
+	       : k == GATE_REPS ? "reps" : "missing";
 }
 
 static const char *state_name(enum gate_state s)

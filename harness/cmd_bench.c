@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/gate.h"
 #include "core/util.h"
 #include "harness/ab.h"
 #include "harness/cli.h"
@@ -19,18 +20,26 @@
 #include "sampler/plugin.h"
 #include "version.h"
 
-#define BENCH_RUN_OVERHEAD_S 0.3 /* fork, sink, metrics, HDF5 per run: the ETA's prior */
+#define BENCH_RUN_OVERHEAD_S 0.2 /* fork, sink, metrics, HDF5 per run: the ETA's prior */
 #define BENCH_BAR_WIDTH 24
+/* Adaptive repetitions: the share of the runs past a cell's MIN the ETA expects to be
+ * made before any is decided, and the weight of that guess in expected run seconds; the
+ * share seen so far takes over as the bench decides. */
+#define BENCH_EXTRA_PRIOR 0.25
+#define BENCH_EXTRA_WEIGHT_S 60.0
 
 static const char bench_usage[] =
 	"usage: sampbench bench [--profile NAME] [--matrix FILE] [-o FILE.h5] [--force]\n"
 	"                       [--ab REV | --sampler A,B] [--shard K/N]\n"
-	"                       [--resume FILE.h5.tmp]\n"
+	"                       [--resume FILE.h5.tmp] [--budgets FILE] [--baseline B.h5]\n"
 	"\n"
 	"Runs a profile of the bench matrix (samplers x workloads x threads x hz x\n"
 	"repetitions, each run in its own child under the watchdog) into FILE.h5 and prints\n"
-	"the table of runs. A failed run is recorded and the bench goes on; Ctrl-C stops and\n"
-	"keeps the runs done so far (the file is marked incomplete). Progress goes to stderr:\n"
+	"the table of runs. A block with `reps = MIN..MAX` repeats a cell past MIN only while\n"
+	"the budgets (--budgets) leave one of its checks, or a regression test against\n"
+	"--baseline, undecided (docs/gate.md). A failed\n"
+	"run is recorded and the bench goes on; Ctrl-C stops and keeps the runs done so far\n"
+	"(the file is marked incomplete). Progress goes to stderr:\n"
 	"a bar with an ETA on a terminal, one line per finished cell otherwise.\n"
 	"\n";
 
@@ -49,20 +58,28 @@ static struct env {
 	const char *shard;
 	const char *resume;
 	const char *pair;
+	const char *budgets;
+	const char *baseline;
 	int profile_set;
 } env;
 
 static const struct env env_defaults = {
 	.matrix = "ci/matrix",
+	.budgets = "ci/budgets",
 };
 
 /* Progress state shared with the session hook. */
 struct progress {
 	int tty;
 	uint64_t start_ns;
-	double total_s, done_s; /* expected seconds of all runs / of the finished ones */
-	size_t group_start;     /* first spec of the current cell group */
-	int group_failed, group_skipped;
+	double fixed_s;               /* expected seconds of the runs made whatever happens */
+	double opt_s;                 /* ... of the adaptive runs past their cell's MIN */
+	double opt_seen_s, opt_run_s; /* ... of those decided on so far, of those made */
+	double done_s;                /* ... of the finished runs */
+	size_t nruns;                 /* finished runs */
+	const struct run_spec *group; /* a spec of the current cell group, NULL before one */
+	size_t group_runs;
+	int group_failed, group_skipped, group_reps;
 };
 
 static double expected_s(const struct run_spec *s)
@@ -86,13 +103,61 @@ static void fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%ds", (int)s);
 }
 
+/* Whether spec s is an adaptive run past its cell's MIN: made only while undecided. */
+static int optional_run(const struct run_spec *s)
+{
+	return s->reps_max && s->repetition >= s->reps_min;
+}
+
+/* The expected seconds of the whole bench: the runs made whatever happens, the adaptive
+ * ones made so far, and of those still to decide the share made so far (weighed with
+ * BENCH_EXTRA_PRIOR while few are decided). */
+static double expected_total_s(const struct progress *pg)
+{
+	double share = (pg->opt_run_s + BENCH_EXTRA_PRIOR * BENCH_EXTRA_WEIGHT_S) /
+		       (pg->opt_seen_s + BENCH_EXTRA_WEIGHT_S);
+	return pg->fixed_s + pg->opt_run_s + (pg->opt_s - pg->opt_seen_s) * share;
+}
+
 /* Seconds left: the expected time still to run, scaled by how fast the expectation has
  * proved so far. */
 static double eta_s(const struct progress *pg, double elapsed)
 {
+	double left = expected_total_s(pg) - pg->done_s;
+	if (left < 0) /* the share guessed for the runs past MIN was too high */
+		left = 0;
 	if (pg->done_s <= 0)
-		return pg->total_s;
-	return (pg->total_s - pg->done_s) * elapsed / pg->done_s;
+		return left;
+	return left * elapsed / pg->done_s;
+}
+
+/* The line of the finished cell group pg->group: on a log always, on a terminal when runs
+ * failed; then a fresh count for the next group. */
+static void group_end(struct progress *pg)
+{
+	const struct run_spec *g = pg->group;
+	double elapsed = (double)(sb_now_ns() - pg->start_ns) / 1e9;
+	char eta[32], el[32], reps[48] = "";
+
+	if (!g)
+		return;
+	if (g->reps_max)
+		snprintf(reps, sizeof(reps), " (reps %d of %d..%d)", pg->group_reps, g->reps_min,
+			 g->reps_max);
+	if (!pg->tty) {
+		fmt_duration(eta, sizeof(eta), eta_s(pg, elapsed));
+		fmt_duration(el, sizeof(el), elapsed);
+		fprintf(stderr, "bench: [%zu runs] %s %dt %gHz done: %zu runs%s, %d failed, "
+			"%d skipped (%s elapsed, ETA %s)\n", pg->nruns, g->workload->name,
+			g->threads, g->hz, pg->group_runs, reps, pg->group_failed,
+			pg->group_skipped, el, eta);
+	} else if (pg->group_failed) {
+		fprintf(stderr, "\r\033[K%s %dt %gHz: %d runs failed\n", g->workload->name,
+			g->threads, g->hz, pg->group_failed);
+	}
+	pg->group = NULL;
+	pg->group_runs = 0;
+	pg->group_failed = pg->group_skipped = pg->group_reps = 0;
 }
 
 static void bench_hook(void *arg, size_t i, size_t n, const struct run_spec *spec,
@@ -100,42 +165,130 @@ static void bench_hook(void *arg, size_t i, size_t n, const struct run_spec *spe
 {
 	struct progress *pg = arg;
 	double elapsed = (double)(sb_now_ns() - pg->start_ns) / 1e9;
-	char eta[32], el[32];
+	char eta[32];
 
-	if (!r) { /* about to run spec i */
+	(void)i;
+	(void)n;
+	if (!r) { /* about to run spec */
 		if (!pg->tty)
 			return;
-		int fill = (int)((double)i * BENCH_BAR_WIDTH / (double)n);
+		double total = expected_total_s(pg);
+		int fill = total > 0 ? (int)(pg->done_s * BENCH_BAR_WIDTH / total) : 0;
 		char bar[BENCH_BAR_WIDTH + 1];
 		for (int k = 0; k < BENCH_BAR_WIDTH; k++)
 			bar[k] = k < fill ? '#' : '-';
 		bar[BENCH_BAR_WIDTH] = 0;
 		fmt_duration(eta, sizeof(eta), eta_s(pg, elapsed));
-		fprintf(stderr, "\r[%s] %zu/%zu  %s %dt %gHz: %s rep %d  ETA %s\033[K", bar, i, n,
-			spec->workload->name, spec->threads, spec->hz, spec->sampler->name,
-			spec->repetition, eta);
+		fprintf(stderr, "\r[%s] %zu runs  %s %dt %gHz: %s rep %d  ETA %s\033[K", bar,
+			pg->nruns, spec->workload->name, spec->threads, spec->hz,
+			spec->sampler->name, spec->repetition, eta);
 		fflush(stderr);
 		return;
 	}
 	pg->done_s += expected_s(spec);
+	pg->nruns++;
+	pg->group_runs++;
 	pg->group_failed += r->status == SB_RUN_FAILED || r->status == SB_RUN_INCOMPLETE;
 	pg->group_skipped += r->status == SB_RUN_SKIPPED;
-	if (i + 1 < n && same_group(spec + 1, spec))
-		return;
-	/* the cell group (workload, threads, hz) is finished */
-	if (!pg->tty) {
-		fmt_duration(eta, sizeof(eta), eta_s(pg, elapsed));
-		fmt_duration(el, sizeof(el), elapsed);
-		fprintf(stderr, "bench: [%zu/%zu runs] %s %dt %gHz done: %zu runs, %d failed, "
-			"%d skipped (%s elapsed, ETA %s)\n", i + 1, n, spec->workload->name,
-			spec->threads, spec->hz, i + 1 - pg->group_start, pg->group_failed,
-			pg->group_skipped, el, eta);
-	} else if (pg->group_failed) {
-		fprintf(stderr, "\r\033[K%s %dt %gHz: %d runs failed\n", spec->workload->name,
-			spec->threads, spec->hz, pg->group_failed);
+	if (spec->repetition + 1 > pg->group_reps)
+		pg->group_reps = spec->repetition + 1;
+}
+
+/* The adaptive driver's state: the budgets, and which samplers of the current cell group
+ * run in its current repetition. */
+struct adapt {
+	const struct gate_config *cfg; /* NULL: every spec runs (no adaptive block) */
+	const struct sb_run *base;     /* --baseline's runs (no samples), NULL: none */
+	size_t nbase;
+	const struct sb_host *bhost;
+	struct progress *pg;
+	const struct run_spec *group; /* the group and repetition decided last */
+	int rep;
+	char open[MX_MAX_LIST * 2][SB_NAME_LEN]; /* its undecided samplers */
+	int nopen;
+	struct sb_run *scratch; /* room for the group's runs, then the baseline's */
+};
+
+/* The samplers of spec's cell group whose budget checks the runs so far leave undecided
+ * (gate_eval's `reps` rows, docs/gate.md) into a->open. Returns 0, or -1 when out of
+ * memory (everything then counts as undecided). */
+static int decide_group(struct adapt *a, const struct run_spec *spec,
+			const struct sb_host *host, const struct sb_run *done, size_t ndone)
+{
+	struct gate_result res;
+	size_t n = 0, nb = 0;
+
+	a->nopen = 0;
+	for (size_t i = 0; i < ndone; i++) {
+		const struct sb_run *r = &done[i];
+		if (!strcmp(r->workload, spec->workload->name) && r->threads == spec->threads &&
+		    r->hz == spec->hz && r->duration_s == spec->duration_s)
+			a->scratch[n++] = *r; /* shallow: gate_eval only reads */
 	}
-	pg->group_start = i + 1;
-	pg->group_failed = pg->group_skipped = 0;
+	for (size_t i = 0; i < a->nbase; i++) { /* the same cells in the baseline */
+		const struct sb_run *r = &a->base[i];
+		if (!strcmp(r->workload, spec->workload->name) && r->threads == spec->threads &&
+		    r->hz == spec->hz)
+			a->scratch[n + nb++] = *r;
+	}
+	struct gate_side side = { .host = host, .runs = a->scratch, .nruns = n };
+	struct gate_side bside = { .path = env.baseline, .host = a->bhost,
+				   .runs = a->scratch + n, .nruns = nb };
+	if (gate_eval(a->cfg, nb ? &bside : NULL, &side, &res) != 0)
+		return -1;
+	char why[512] = "";
+	size_t u = 0;
+	for (size_t i = 0; i < res.nchecks; i++) {
+		const struct gate_check *k = &res.checks[i];
+		if (k->kind == GATE_REPS && k->state == GATE_WARN &&
+		    a->nopen < (int)ARRAY_SIZE(a->open))
+			snprintf(a->open[a->nopen++], SB_NAME_LEN, "%s", k->sampler);
+		if (k->open && u < sizeof(why))
+			u += (size_t)snprintf(why + u, sizeof(why) - u, "%s %s %s%s",
+					      u ? "," : "", k->sampler, k->metric,
+					      k->kind == GATE_REGRESSION ? " (regress)" : "");
+	}
+	gate_result_free(&res);
+	if (a->nopen && !a->pg->tty) /* a log says what a repetition past MIN is for */
+		fprintf(stderr, "bench: %s %dt %gHz rep %d for the undecided:%s\n",
+			spec->workload->name, spec->threads, spec->hz, spec->repetition, why);
+	return 0;
+}
+
+/* The `want` of the bench's runs: every run of a fixed cell and below MIN; past MIN, the
+ * run of a sampler still undecided after the repetitions before this one, and `none` when any
+ * sampler of its group runs (its overhead reference, first in the repetition). Also
+ * ends the progress line of each finished group. */
+static int bench_want(void *arg, size_t i, const struct run_spec *spec,
+		      const struct sb_host *host, const struct sb_run *done, size_t ndone)
+{
+	struct adapt *a = arg;
+	struct progress *pg = a->pg;
+	int want = 1;
+
+	(void)i;
+	if (pg->group && !same_group(pg->group, spec))
+		group_end(pg);
+	if (!pg->group)
+		pg->group = spec;
+	if (!optional_run(spec))
+		return 1;
+	/* once per group and repetition: its runs so far are all before this one */
+	if (!a->group || !same_group(a->group, spec) || a->rep != spec->repetition) {
+		if (decide_group(a, spec, host, done, ndone) != 0)
+			a->nopen = -1;
+		a->group = spec;
+		a->rep = spec->repetition;
+	}
+	if (a->nopen >= 0) {
+		want = 0;
+		for (int k = 0; k < a->nopen && !want; k++)
+			want = (spec->sampler->flags & SB_SAMPLER_BASELINE) ||
+			       !strcmp(a->open[k], spec->sampler->name);
+	}
+	pg->opt_seen_s += expected_s(spec);
+	pg->opt_run_s += want ? expected_s(spec) : 0;
+	return want;
 }
 
 const struct opt cmd_bench_options[] = {
@@ -157,6 +310,12 @@ const struct opt cmd_bench_options[] = {
 	OPT_STRING(0, "shard", &env.shard, "K/N",
 		   "run part K of N of the profile (whole cells, with their\n"
 		   "`none` reference); `sampbench merge` joins the parts"),
+	OPT_STRING('B', "budgets", &env.budgets, "FILE",
+		   "the rules that decide adaptive repetitions (`reps =\n"
+		   "MIN..MAX`; default: ci/budgets, as `sampbench gate`)"),
+	OPT_STRING(0, "baseline", &env.baseline, "FILE",
+		   "adaptive repetitions: also run a cell while a regression\n"
+		   "test against this file is undecided (as `gate --baseline`)"),
 	OPT_STRING(0, "resume", &env.resume, "FILE",
 		   "continue the bench whose FILE.h5.tmp a kill left behind,\n"
 		   "skipping its runs; refused for another matrix or revision"),
@@ -214,17 +373,28 @@ static int default_output(char *buf, size_t len)
 	return 0;
 }
 
-/* The bench's `run`s in the order they will execute, and the expected total. */
-static void print_plan(const struct run_spec *specs, size_t n, double total_s)
+/* The bench's `run`s in the order they will execute (an adaptive one past its cell's MIN
+ * marked `?`: made only while the cell is undecided), and the expected total. */
+static void print_plan(const struct run_spec *specs, size_t n, const struct progress *pg)
 {
 	char t[32];
+	size_t nopt = 0;
 	int w = run_name_width(specs, n);
-	for (size_t i = 0; i < n; i++)
-		printf("%-*s %-10s %3d %6g %3d %5gs\n", w, specs[i].sampler->name,
+	for (size_t i = 0; i < n; i++) {
+		printf("%-*s %-10s %3d %6g %3d %5gs%s\n", w, specs[i].sampler->name,
 		       specs[i].workload->name, specs[i].threads, specs[i].hz,
-		       specs[i].repetition, specs[i].duration_s);
-	fmt_duration(t, sizeof(t), total_s);
-	printf("%zu runs, about %s\n", n, t);
+		       specs[i].repetition, specs[i].duration_s,
+		       optional_run(&specs[i]) ? " ?" : "");
+		nopt += optional_run(&specs[i]) != 0;
+	}
+	fmt_duration(t, sizeof(t), expected_total_s(pg));
+	if (nopt)
+		printf("%zu to %zu runs (adaptive: about %.0f, with %.0f%% of the %zu runs marked "
+		       "?), about %s\n", n - nopt, n,
+		       (double)(n - nopt) + BENCH_EXTRA_PRIOR * (double)nopt,
+		       BENCH_EXTRA_PRIOR * 100, nopt, t);
+	else
+		printf("%zu runs, about %s\n", n, t);
 }
 
 /* The matrix identity written as root attributes and checked by --resume and merge. */
@@ -363,6 +533,10 @@ struct bench {
 	struct sb_host rhost;
 	struct sb_run *runs; /* what the session wrote */
 	size_t nruns;
+	struct gate_config *cfg; /* the budgets adaptive cells are decided by; NULL: none */
+	struct sb_run *base;     /* --baseline's runs, read without samples */
+	size_t nbase;
+	struct sb_host bhost;
 	int rc; /* the exit code when a step fails */
 };
 
@@ -381,6 +555,48 @@ static void bench_free(struct bench *b)
 	free(b->runs);
 	free(b->specs);
 	free(b->m);
+	free(b->cfg);
+	for (size_t i = 0; i < b->nbase; i++)
+		run_free(&b->base[i]);
+	free(b->base);
+}
+
+/* Adaptive blocks: loads the budgets that decide them (--budgets) into b->cfg and the
+ * baseline's runs (--baseline) into b->base; with --ab or --sampler A,B their cells run
+ * every repetition up to MAX instead (the A/B file is judged B against A). Returns 0, or
+ * -1 after one error line (b->rc set). */
+static int bench_budgets(struct bench *b)
+{
+	char err[512];
+	size_t nadapt = 0;
+
+	for (size_t i = 0; i < b->nsel; i++)
+		nadapt += b->sel[i].reps_max != 0;
+	if (!nadapt)
+		return 0;
+	if (env.ab || env.pair) {
+		fprintf(stderr, "bench: %s: adaptive repetitions run to their maximum\n",
+			env.ab ? "--ab" : "--sampler");
+		for (size_t i = 0; i < b->nsel; i++)
+			b->sel[i].reps_min = b->sel[i].reps_max = 0;
+		return 0;
+	}
+	b->cfg = malloc(sizeof(*b->cfg));
+	if (!b->cfg) {
+		sb_err("out of memory");
+		b->rc = SB_EXIT_FAIL;
+		return -1;
+	}
+	if (gate_config_load(env.budgets, b->cfg, err, sizeof(err)) != 0) {
+		sb_err("%s (the budgets decide the adaptive repetitions)", err);
+		return -1;
+	}
+	if (env.baseline && h5_read(env.baseline, &b->bhost, &b->base, &b->nbase, 0, err,
+				    sizeof(err)) != 0) {
+		sb_err("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 /* --resume without --profile: the profile the file records becomes env.profile. Returns
@@ -509,16 +725,28 @@ static int bench_output(char *out, size_t len)
 
 /* Runs b->sel through one session into out (the session takes b->prior), with a progress
  * line on a terminal, and prints the runs' table. Returns the session's exit code. */
-static int bench_execute(struct bench *b, const char *out, double total_s)
+static int bench_execute(struct bench *b, const char *out, struct progress *plan)
 {
-	struct progress pg = { .tty = isatty(STDERR_FILENO), .start_ns = sb_now_ns(),
-			       .total_s = total_s };
-	char total[32];
+	struct progress pg = *plan;
+	struct adapt ad = { .cfg = b->cfg, .base = b->base, .nbase = b->nbase, .bhost = &b->bhost,
+			    .pg = &pg };
+	char total[32], upto[16] = "";
 
-	fmt_duration(total, sizeof(total), pg.total_s);
-	fprintf(stderr, "bench: profile '%s' of %s: %zu runs%s%s, about %s, into %s\n",
-		env.profile, env.matrix, b->nsel, env.shard ? " of shard " : "",
+	pg.tty = isatty(STDERR_FILENO);
+	pg.start_ns = sb_now_ns();
+	fmt_duration(total, sizeof(total), expected_total_s(&pg));
+	if (pg.opt_s > 0)
+		snprintf(upto, sizeof(upto), "up to ");
+	fprintf(stderr, "bench: profile '%s' of %s: %s%zu runs%s%s, about %s, into %s\n",
+		env.profile, env.matrix, upto, b->nsel, env.shard ? " of shard " : "",
 		env.shard ? b->ident.shard : "", total, out);
+	if (b->cfg) {
+		ad.scratch = calloc(b->nsel + b->nprior + b->nbase + 1, sizeof(*ad.scratch));
+		if (!ad.scratch) {
+			sb_err("out of memory");
+			return SB_EXIT_FAIL;
+		}
+	}
 	if (b->nprior)
 		fprintf(stderr, "bench: resuming: %zu runs already in %s\n", b->nprior, env.resume);
 	struct ab_ctx actx = { env.ab ? &b->ab : NULL, b->variant_of };
@@ -534,6 +762,8 @@ static int bench_execute(struct bench *b, const char *out, double total_s)
 		.run_ids = b->ids,
 		.run = env.ab || env.pair ? ab_runner : NULL,
 		.run_arg = &actx,
+		.want = bench_want,
+		.want_arg = &ad,
 		.attrs = env.resume ? NULL : attrs,
 		.resume_tmp = env.resume,
 		.resume_host = &b->rhost,
@@ -543,6 +773,9 @@ static int bench_execute(struct bench *b, const char *out, double total_s)
 	b->prior = NULL; /* the session owns them now */
 	b->nprior = 0;
 	int rc = session_run(&so, b->sel, b->nsel, &b->runs, &b->nruns);
+	free(ad.scratch);
+	if (rc != 130)
+		group_end(&pg);
 	if (pg.tty)
 		fprintf(stderr, "\r\033[K");
 	if (rc != SB_EXIT_USAGE && b->nruns > 0) {
@@ -568,15 +801,19 @@ int cmd_bench(int argc, char **argv)
 		return SB_EXIT_USAGE;
 	if (env.resume && !env.profile_set && resume_profile() != 0)
 		return SB_EXIT_USAGE;
-	if (bench_expand(&b) == 0 && bench_select(&b) == 0) {
-		double total_s = 0;
-		for (size_t i = 0; i < b.nsel; i++)
-			total_s += expected_s(&b.sel[i]);
+	if (bench_expand(&b) == 0 && bench_select(&b) == 0 && bench_budgets(&b) == 0) {
+		struct progress plan = { 0 };
+		for (size_t i = 0; i < b.nsel; i++) {
+			if (optional_run(&b.sel[i]))
+				plan.opt_s += expected_s(&b.sel[i]);
+			else
+				plan.fixed_s += expected_s(&b.sel[i]);
+		}
 		if (env.dry_run) {
-			print_plan(b.sel, b.nsel, total_s);
+			print_plan(b.sel, b.nsel, &plan);
 			b.rc = SB_EXIT_OK;
 		} else if (bench_output(out, sizeof(out)) == 0) {
-			b.rc = bench_execute(&b, out, total_s);
+			b.rc = bench_execute(&b, out, &plan);
 		}
 	}
 	bench_free(&b);

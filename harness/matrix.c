@@ -64,6 +64,31 @@ static int single(struct conf_lex *p, const char *key, int n)
 	return n == 1 ? 0 : conf_err(p, "'%s' takes one value, got %d", key, n);
 }
 
+/* `reps = R` (a fixed count) or `reps = MIN..MAX` (adaptive, 1 <= MIN < MAX <= 1000) into
+ * b->reps (R or MAX) and b->reps_min (0 or MIN). Returns 0, or -1 (conf_err). */
+static int parse_reps(struct conf_lex *p, char *v, struct mx_block *b)
+{
+	char *dots = strstr(v, "..");
+	long lo, hi;
+
+	if (!dots) {
+		if (parse_int(p, "reps", v, 1, 1000, &hi))
+			return -1;
+		b->reps = (int)hi;
+		b->reps_min = 0;
+		return 0;
+	}
+	*dots = 0;
+	if (parse_int(p, "reps", v, 1, 1000, &lo) || parse_int(p, "reps", dots + 2, 1, 1000, &hi))
+		return -1;
+	if (lo >= hi)
+		return conf_err(p, "'reps' range %ld..%ld must have MIN < MAX (a fixed count: "
+			       "reps = %ld)", lo, hi, hi);
+	b->reps = (int)hi;
+	b->reps_min = (int)lo;
+	return 0;
+}
+
 /* Applies `key = value` to block b. */
 static int set_key(struct conf_lex *p, struct mx_block *b, const char *key, char *value)
 {
@@ -125,9 +150,8 @@ static int set_key(struct conf_lex *p, struct mx_block *b, const char *key, char
 				return -1;
 		b->nhz = n;
 	} else if (!strcmp(key, "reps")) {
-		if (single(p, key, n) || parse_int(p, key, vals[0], 1, 1000, &l))
+		if (single(p, key, n) || parse_reps(p, vals[0], b))
 			return -1;
-		b->reps = (int)l;
 	} else if (!strcmp(key, "duration")) {
 		if (single(p, key, n) || parse_num(p, key, vals[0], 0, 3600, &d))
 			return -1;
@@ -359,6 +383,8 @@ static size_t cell_specs(const struct mx_block *b, int w, int t, int h, int rep,
 				.param = b->param,
 				.seed = b->seed + (uint64_t)rep,
 				.rt_priority = true,
+				.reps_min = b->reps_min,
+				.reps_max = b->reps_min ? b->reps : 0,
 			};
 		}
 	}
@@ -421,6 +447,10 @@ void matrix_digest(const struct run_spec *specs, size_t n, char buf[17])
 				   s->duration_s, s->repetition, (unsigned)s->param,
 				   (unsigned long long)s->seed);
 		h = fnv1a(h, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+		if (s->reps_max) { /* fixed profiles keep the digests they always had */
+			len = snprintf(line, sizeof(line), "reps %d..%d\n", s->reps_min, s->reps_max);
+			h = fnv1a(h, line, (size_t)len);
+		}
 	}
 	snprintf(buf, 17, "%016llx", (unsigned long long)h);
 }

@@ -8,7 +8,7 @@
  *   workloads = skewed
  *   threads   = 2 8              default 2
  *   hz        = 100              default 100
- *   reps      = 5                default 5
+ *   reps      = 5                default 5; MIN..MAX (3..5): adaptive, docs/gate.md
  *   duration  = 2                seconds, default 2
  *   param     = 0                workload knob, default 0
  *   seed      = 1                first repetition's seed, default 1
@@ -43,7 +43,8 @@ struct mx_block {
 	int nthreads;
 	double hz[MX_MAX_LIST];
 	int nhz;
-	int reps;
+	int reps;     /* the repetitions expanded: the fixed count, or the adaptive maximum */
+	int reps_min; /* adaptive `reps = MIN..MAX`: MIN; 0 for a fixed count */
 	double duration_s;
 	double watchdog_s; /* 0: the runner's default (duration + max(5 s, duration)) */
 	unsigned stack_kb; /* workload threads' stack in KiB (`stack_kb`), 0: the default */
@@ -68,7 +69,9 @@ int matrix_load(const char *path, struct mx_matrix *m, char *err, size_t errlen)
 /* Expands profile `profile` of m into run specs (malloc'd, caller frees). Order: per block,
  * per (workload, threads, hz) cell group, per repetition, every sampler with `none`
  * first, then every tool, so drift hits all alike and `none` gives the others their
- * overhead. A tool's spec has the tool's sampler (tool_of finds the tool).
+ * overhead. A tool's spec has the tool's sampler (tool_of finds the tool). An adaptive
+ * block (`reps = MIN..MAX`) expands to MAX repetitions, each spec carrying the range
+ * (reps_min, reps_max): the bench decides which of those from MIN on it runs.
  * Returns the number of specs, 0 with err set when the profile does not exist, or -1 when
  * out of memory. */
 long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spec **specs,
@@ -76,7 +79,8 @@ long matrix_specs(const struct mx_matrix *m, const char *profile, struct run_spe
 
 /* The identity of an expanded run list: a 64-bit FNV-1a digest, as 16 hex digits, of
  * every spec's sampler, workload, threads, hz, duration, repetition, param and seed in
- * order. Resume and merge refuse files of another digest. */
+ * order (and its adaptive range, when it has one). Resume and merge refuse files of
+ * another digest. */
 void matrix_digest(const struct run_spec *specs, size_t n, char buf[17]);
 
 /* Marks in keep[0..n) the specs of shard k of nshards (1 <= k <= nshards), a

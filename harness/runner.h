@@ -23,6 +23,10 @@ struct run_spec {
 	uint32_t stack_kb;  /* workload threads' stack size in KiB, 0: the default (`--stack-kb`) */
 	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration)
 			     * (ci/matrix's `watchdog` key sets it) */
+	/* adaptive repetitions (ci/matrix `reps = MIN..MAX`): the cell's range; 0, 0 for a
+	 * fixed count. The bench runs the repetitions from reps_min on only while the cell's
+	 * budget checks are undecided (docs/gate.md "Adaptive repetitions"). */
+	int reps_min, reps_max;
 };
 
 /* Starts the record of one run of spec: identity from spec, every metric NaN, no arrays,

@@ -204,6 +204,16 @@ static int session_step(const struct session_opts *opts, const struct run_spec *
 		*rc = SB_EXIT_FAIL;
 		return -1;
 	}
+	if (specs[i].reps_max) { /* the cell's range, for the gate (docs/gate.md) */
+		if (!r.stats && run_alloc_stats(&r) != 0) {
+			sb_err("out of memory");
+			run_free(&r);
+			*rc = SB_EXIT_FAIL;
+			return -1;
+		}
+		run_add_stat(&r, "reps_min", specs[i].reps_min);
+		run_add_stat(&r, "reps_max", specs[i].reps_max);
+	}
 	score_against(&r, done, *ndone, host, specs[i].sampler->flags & SB_SAMPLER_EXTERNAL);
 	if (h5_append_run(f, &r) != 0) {
 		sb_err("%s", h5_strerror(f));
@@ -229,7 +239,7 @@ static int session_step(const struct session_opts *opts, const struct run_spec *
  * SB_CALIBRATE=0), complete or not, and the interruption's message. Returns rc, or the
  * exit code that overrides it (SB_EXIT_FAIL, 130 when interrupted). */
 static int session_close(const struct session_opts *opts, struct sb_h5 *f, struct sb_host *host,
-			 int interrupted, size_t ndone, size_t n, int rc)
+			 int interrupted, size_t ndone, size_t nleft, size_t n, int rc)
 {
 	const char *cal = getenv("SB_CALIBRATE");
 	if (!interrupted && !(cal && !strcmp(cal, "0")) && calibrate_host(host, "end") > 0 &&
@@ -237,12 +247,12 @@ static int session_close(const struct session_opts *opts, struct sb_h5 *f, struc
 		sb_err("%s", h5_strerror(f));
 		rc = SB_EXIT_FAIL;
 	}
-	h5_set_complete(f, !interrupted && ndone == opts->nprior + n);
+	h5_set_complete(f, !interrupted && ndone + nleft == opts->nprior + n);
 	if (h5_close(f) != 0) /* h5_close printed why */
 		rc = SB_EXIT_FAIL;
 	if (interrupted) {
 		sb_err("interrupted: %zu of %zu runs kept in '%s' (marked incomplete)", ndone,
-		       opts->nprior + n, opts->out_path);
+		       opts->nprior + n - nleft, opts->out_path);
 		rc = 130;
 	}
 	return rc;
@@ -287,12 +297,18 @@ int session_run(const struct session_opts *opts, const struct run_spec *specs, s
 	int name_width = run_name_width(specs, n);
 	if (!opts->quiet)
 		run_print_header(stdout, name_width);
-	for (size_t i = 0; i < n && !runner_interrupted; i++)
+	size_t nleft = 0; /* specs opts->want left out */
+	for (size_t i = 0; i < n && !runner_interrupted; i++) {
+		if (opts->want && !opts->want(opts->want_arg, i, &specs[i], &host, done, ndone)) {
+			nleft++;
+			continue;
+		}
 		if (session_step(opts, specs, i, n, f, &host, done, &ndone, name_width, &rc) != 0)
 			break;
+	}
 	int interrupted = runner_interrupted;
 	sigaction(SIGINT, &old, NULL);
-	rc = session_close(opts, f, &host, interrupted, ndone, n, rc);
+	rc = session_close(opts, f, &host, interrupted, ndone, nleft, n, rc);
 	if (runs_out) {
 		*runs_out = done;
 		*nruns_out = ndone;

@@ -24,6 +24,12 @@ struct session_opts {
 	int (*run)(void *arg, size_t i, const struct run_spec *spec, int64_t id,
 		   struct sb_run *r);
 	void *run_arg;
+	/* Adaptive repetitions: called before spec i runs, with the host and the runs so far
+	 * (prior ones included); 0 leaves the spec out (its cell is decided), 1 runs it.
+	 * NULL: every spec runs. */
+	int (*want)(void *arg, size_t i, const struct run_spec *spec, const struct sb_host *host,
+		    const struct sb_run *done, size_t ndone);
+	void *want_arg;
 	const char *const *attrs; /* root string attributes, name, value, ..., NULL */
 	/* Resume: append to this `.tmp` file (renamed to out_path at the end) instead of
 	 * creating out_path; resume_host is the file's host (h5_read). */
@@ -35,12 +41,14 @@ struct session_opts {
 	size_t nprior;
 };
 
-/* Runs specs[0..n) in order (after opts->prior), appends each run to opts->out_path (written to a temp file and
- * renamed at the end, also after Ctrl-C, then marked incomplete) and prints one line per
- * run. `none` runs give later runs of the same cell their `overhead`. When runs_out is not
- * NULL it receives the runs (metrics and threads only; caller frees with run_free + free).
- * Returns 0 when every run was ok or skipped, 1 when a run failed, 2 when the file could not
- * be written, 130 when interrupted. */
+/* Runs specs[0..n) in order (after opts->prior; those opts->want leaves out are not
+ * run), appends each run to opts->out_path (written to a temp file and renamed at the
+ * end, also after Ctrl-C, then marked incomplete) and prints one line per run. A spec
+ * with an adaptive range (reps_max) gives its run the stats reps_min and reps_max, which
+ * the gate reads. `none` runs give later runs of the same cell their `overhead`. When
+ * runs_out is not NULL it receives the runs (metrics and threads only; caller frees with
+ * run_free + free). Returns 0 when every run was ok or skipped, 1 when a run failed, 2
+ * when the file could not be written, 130 when interrupted. */
 int session_run(const struct session_opts *opts, const struct run_spec *specs, size_t n,
 		struct sb_run **runs_out, size_t *nruns_out);
 

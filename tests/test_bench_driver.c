@@ -594,6 +594,49 @@ static void test_sampler_pair(void **state)
 	assert_int_not_equal(access(path("pair2.h5"), F_OK), 0);
 }
 
+/* Adaptive repetitions (`reps = 1..2`): ctimer's median rule cannot be decided by 1 run of
+ * 2 (the median of 2 is the mean of both), so it runs twice, with `none` first; itimer's
+ * only rule (`worst`) is decided by its first run, so it ends at the minimum; the runs
+ * carry the range and the gate shows each cell's repetitions. */
+static void test_adaptive_reps(void **state)
+{
+	(void)state;
+	struct rf_file f;
+	char out[16384];
+	int per[3] = { 0 };
+	static const char *const who[3] = { "none", "ctimer", "itimer" };
+	FILE *b = fopen(path("budgets"), "w");
+
+	assert_non_null(b);
+	fputs("budget ctimer rate_accuracy >= 0\nbudget itimer integrity_violations <= 0 worst\n", b);
+	fclose(b);
+	assert_int_equal(sbrun(bin, ARGS("bench", "-m", matrix, "-p", "a", "--budgets",
+					 path("budgets"), "-o", path("adapt.h5")),
+			       NULL, 0, out, sizeof(out)), 0);
+	/* the log names what the repetition past MIN is for, and the group's repetitions */
+	assert_non_null(strstr(out, "bench: balanced 2t 100Hz rep 1 for the undecided: ctimer "
+				"rate_accuracy\n"));
+	assert_non_null(strstr(out, "done: 5 runs (reps 2 of 1..2)"));
+	rf_load(path("adapt.h5"), &f);
+	assert_int_equal(f.n, 5);
+	for (size_t i = 0; i < f.n; i++) {
+		assert_int_equal(f.runs[i].run_id, (int64_t)i); /* 0-4 run, 5 (itimer rep 1) not */
+		for (int k = 0; k < 3; k++)
+			per[k] += !strcmp(f.runs[i].sampler, who[k]);
+		assert_float_equal(run_stat(&f.runs[i], "reps_min"), 1, 0);
+		assert_float_equal(run_stat(&f.runs[i], "reps_max"), 2, 0);
+	}
+	assert_int_equal(per[0], 2);
+	assert_int_equal(per[1], 2);
+	assert_int_equal(per[2], 1);
+	rf_unload(&f);
+	assert_int_equal(sbrun(bin, ARGS("gate", "--budgets", path("budgets"), path("adapt.h5")),
+			       out, sizeof(out), NULL, 0), 0);
+	assert_non_null(strstr(out, "reps 1 of 1..2: decided"));
+	assert_non_null(strstr(out, "reps 2 of 1..2: undecided until the maximum"));
+	assert_non_null(strstr(out, "adaptive repetitions: 3 cells (1 of them `none`), 5 runs: 1 "
+				"decided before their maximum, 1 undecided until it, 0 left open"));
+}
 
 int main(void)
 {
@@ -606,7 +649,9 @@ int main(void)
 	if (!f)
 		return 1;
 	fputs("[t]\nsamplers = none ctimer itimer\nworkloads = balanced\nthreads = 1\n"
-	      "reps = 2\nduration = 0.3\n[u]\nsamplers = none\nworkloads = balanced\n", f);
+	      "reps = 2\nduration = 0.3\n[u]\nsamplers = none\nworkloads = balanced\n"
+	      "[a]\nsamplers = none ctimer itimer\nworkloads = balanced\nreps = 1..2\n"
+	      "duration = 0.2\n", f);
 	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shards_merge_to_the_unsharded_bench),
@@ -615,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_show_columns),
 		cmocka_unit_test(test_top_rows),
 		cmocka_unit_test(test_sampler_pair),
+		cmocka_unit_test(test_adaptive_reps),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[700];

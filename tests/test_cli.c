@@ -232,6 +232,9 @@ static void test_bench_driver_options(void **state)
 	expect_usage_error("exclude each other",
 			   ARGS("bench", "--resume", tmp, "-o", out_path));
 	expect_usage_error("--shard wants K/N", ARGS("bench", "--shard", "3/2", "-o", out_path));
+	/* the default profile is adaptive: its budgets must load */
+	expect_usage_error("(the budgets decide the adaptive repetitions)",
+			   ARGS("bench", "--budgets", "/nonexistent/budgets", "--dry-run"));
 	expect_usage_error("unknown revision 'no-such-rev'",
 			   ARGS("bench", "--ab", "no-such-rev", "-o", out_path));
 	/* a file of another bench (no matrix identity) is refused */

@@ -394,6 +394,112 @@ static void test_sign_test_budget(void **state)
 	}
 }
 
+/* Adaptive repetitions, the calls alone: a median rule is decided once more than half of
+ * the cell's maximum agree (not half of the runs so far), a sign test once every outcome
+ * of the runs to come gives the same verdict. Mutation killed: deciding the median on a
+ * majority of the runs so far (2 * ok > n) calls {1, 0.5, 1} of 3..5 a pass. */
+static void test_adaptive_calls(void **state)
+{
+	(void)state;
+	static const double pass3[] = { 1.0, 0.99, 1.0 }, fail3[] = { 0.5, 0.4, 0.6 };
+	static const double split3[] = { 1.0, 0.5, 1.0 }, split5[] = { 1.0, 0.5, 1.0, 0.5, 0.4 };
+	assert_int_equal(gate_median_call(pass3, 3, 5, GATE_GE, 0.9), GATE_PASS);
+	assert_int_equal(gate_median_call(fail3, 3, 5, GATE_GE, 0.9), GATE_FAIL);
+	assert_int_equal(gate_median_call(split3, 3, 5, GATE_GE, 0.9), -1);
+	assert_int_equal(gate_median_call(split3, 2, 5, GATE_GE, 0.9), -1);
+	assert_int_equal(gate_median_call(split3, 3, 3, GATE_GE, 0.9), GATE_PASS); /* at max */
+	assert_int_equal(gate_median_call(split5, 5, 5, GATE_GE, 0.9), GATE_FAIL);
+	/* even maximum: 2 of 4 cannot decide the mean of the two middle runs */
+	assert_int_equal(gate_median_call(pass3, 2, 4, GATE_GE, 0.9), -1);
+	assert_int_equal(gate_median_call(pass3, 3, 4, GATE_GE, 0.9), GATE_PASS);
+	/* sign test at 5: fails only at 5 of 5 (p = 1/32); 4 of 5 is p = 0.1875 */
+	assert_int_equal(gate_sign_call(0, 3, 5, 0.05), GATE_PASS);
+	assert_int_equal(gate_sign_call(2, 3, 5, 0.05), GATE_PASS); /* one under: 4 of 5 at most */
+	assert_int_equal(gate_sign_call(3, 3, 5, 0.05), -1);
+	assert_int_equal(gate_sign_call(4, 4, 5, 0.05), -1);
+	assert_int_equal(gate_sign_call(5, 5, 5, 0.05), GATE_FAIL);
+	/* at 3 runs no outcome reaches 0.05: most over is undecided, whatever comes */
+	assert_int_equal(gate_sign_call(2, 2, 3, 0.05), GATE_UNDECIDED);
+	assert_int_equal(gate_sign_call(1, 2, 3, 0.05), -1);
+}
+
+/* Adaptive cells in a verdict: each gets a `reps` row, decided at 3 of 3..5 when its runs
+ * agree, a warning while a check is open below the maximum; a sign test decided for 5
+ * runs passes at 3 where a fixed 3-run cell is undecided. */
+static void test_adaptive_cells(void **state)
+{
+	(void)state;
+	static struct gate_config c2;
+	struct gate_result res;
+	char e[256];
+	static const double rate[3][3] = { { 0.99, 1.0, 0.98 }, { 0.99, 0.5, 1.0 },
+					   { 0.94, 0.96, 0.94 } };
+	static const char *const who[3] = { "ctimer", "itimer", "perf" };
+	assert_int_equal(gate_config_parse("budget ctimer,itimer rate_accuracy >= 0.9\n"
+					   "budget perf rate_accuracy >= 0.95 sign-test\n",
+					   "a", &c2, e, sizeof(e)), 0);
+	ncur = 0;
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < 3; i++) {
+			struct sb_run *r = add_run(cur_runs, &ncur, who[c], "balanced", 2, 100, i);
+			r->metrics.rate_accuracy = rate[c][i];
+			assert_int_equal(run_alloc_stats(r), 0);
+			run_add_stat(r, "reps_min", 3);
+			run_add_stat(r, "reps_max", 5);
+		}
+	struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs, .nruns = ncur };
+	assert_int_equal(gate_eval(&c2, NULL, &cs, &res), 0);
+	const struct gate_check *k = find_check(&res, GATE_REPS, "ctimer", 2, "reps");
+	assert_non_null(k);
+	assert_int_equal(k->state, GATE_PASS);
+	assert_non_null(strstr(k->reason, "reps 3 of 3..5: decided"));
+	k = find_check(&res, GATE_REPS, "itimer", 2, "reps");
+	assert_int_equal(k->state, GATE_WARN);
+	assert_non_null(strstr(k->reason, "undecided"));
+	assert_true(find_check(&res, GATE_BUDGET, "itimer", 2, "rate_accuracy")->open);
+	k = find_check(&res, GATE_BUDGET, "perf", 2, "rate_accuracy");
+	assert_int_equal(k->state, GATE_PASS);
+	assert_false(k->open);
+	assert_int_equal(find_check(&res, GATE_REPS, "perf", 2, "reps")->state, GATE_PASS);
+	gate_result_free(&res);
+	for (size_t i = 0; i < ncur; i++)
+		free(cur_runs[i].stats);
+}
+
+/* Adaptive cells against a baseline: a U test 3 runs against 3 cannot decide (best p
+ * 0.100) is open, so the bench runs the cell on; against 5 it can (0.036) and is judged.
+ * Mutation killed: regression rows never open (the bench would leave the cell at 3). */
+static void test_adaptive_regression(void **state)
+{
+	(void)state;
+	struct gate_result res;
+	for (int nb = 3; nb <= 5; nb += 2) {
+		nbase = ncur = 0;
+		add_cell(base_runs, &nbase, "ctimer", 2, nb, 1.0, 50e3);
+		add_cell(cur_runs, &ncur, "ctimer", 2, 3, 0.5, 50e3);
+		for (size_t i = 0; i < ncur; i++) {
+			assert_int_equal(run_alloc_stats(&cur_runs[i]), 0);
+			run_add_stat(&cur_runs[i], "reps_min", 3);
+			run_add_stat(&cur_runs[i], "reps_max", 5);
+		}
+		struct gate_side bs = { .path = "base.h5", .host = &host_a, .runs = base_runs,
+					.nruns = nbase };
+		struct gate_side cs = { .path = "cur.h5", .host = &host_b, .runs = cur_runs,
+					.nruns = ncur };
+		assert_int_equal(gate_eval(&cfg, &bs, &cs, &res), 0);
+		const struct gate_check *k = find_check(&res, GATE_REGRESSION, "ctimer", 2,
+							"rate_accuracy");
+		assert_non_null(k);
+		assert_int_equal(k->state, nb == 3 ? GATE_UNDECIDED : GATE_FAIL);
+		assert_int_equal(k->open, nb == 3);
+		k = find_check(&res, GATE_REPS, "ctimer", 2, "reps");
+		assert_int_equal(k->state, nb == 3 ? GATE_WARN : GATE_PASS);
+		gate_result_free(&res);
+		for (size_t i = 0; i < ncur; i++)
+			free(cur_runs[i].stats);
+	}
+}
+
 /* `worst` budgets judge the cell's worst run: one 40 ms stop in 5 runs fails, naming the
  * run; the median of the runs would pass it */
 static void test_worst_budget(void **state)
@@ -1137,6 +1243,18 @@ static void test_pooled_too_few_samples_undecided(void **state)
 	assert_int_equal(k->state, GATE_PASS);
 	assert_int_equal(res.undecided, 1);
 	gate_result_free(&res);
+	/* in an adaptive cell below its maximum the short bound is open: more runs bring
+	 * samples (mutation killed: judging it by the runs' own p50s alone, decided) */
+	assert_int_equal(run_alloc_stats(&cur_runs[0]), 0);
+	run_add_stat(&cur_runs[0], "reps_min", 1);
+	run_add_stat(&cur_runs[0], "reps_max", 3);
+	eval_cfg(&ccfg, &res);
+	assert_true(find_budget_line(&res, "mach", "suspend_window_p50_ns", 0)->open);
+	assert_int_equal(find_check(&res, GATE_REPS, "mach", 2, "reps")->state, GATE_WARN);
+	gate_result_free(&res);
+	free(cur_runs[0].stats);
+	cur_runs[0].stats = NULL;
+	cur_runs[0].nstats = 0;
 	free_samples();
 }
 
@@ -1641,6 +1759,9 @@ int main(void)
 		cmocka_unit_test_setup(test_variant_conditions, setup),
 		cmocka_unit_test_setup(test_sign_test_budget, setup),
 		cmocka_unit_test_setup(test_worst_budget, setup),
+		cmocka_unit_test(test_adaptive_calls),
+		cmocka_unit_test_setup(test_adaptive_cells, setup),
+		cmocka_unit_test_setup(test_adaptive_regression, setup),
 		cmocka_unit_test_setup(test_unreported_names_both, setup),
 		cmocka_unit_test_setup(test_reference_budget_and_missing_reference, setup),
 		cmocka_unit_test_setup(test_missing_cells_failed_runs_and_host_mismatch, setup),

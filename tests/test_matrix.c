@@ -147,6 +147,12 @@ static void test_errors_name_the_line(void **state)
 		     "invalid number 'fast'");
 	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 2 3\n", 4,
 		     "takes one value");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 5..3\n", 4,
+		     "'reps' range 5..3 must have MIN < MAX");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 0..3\n", 4,
+		     "'reps' must be between 1 and 1000, got 0");
+	expect_error("[p]\nsamplers = ctimer\nworkloads = skewed\nreps = 3..x\n", 4,
+		     "invalid integer 'x' for 'reps'");
 	expect_error("[p\nsamplers = ctimer\n", 1, "malformed block header");
 	expect_error("[]\n", 1, "invalid profile name");
 	/* a block without samplers is reported at its header */
@@ -177,6 +183,37 @@ static void test_variants_key(void **state)
 	const char *want[] = { "hotspot", "hotspot@inline", "hotspot@nofp", "deep", "deep@nofp" };
 	for (long i = 0; i < n; i++)
 		assert_string_equal(specs[i].workload->name, want[i]);
+	free(specs);
+}
+
+/* `reps = MIN..MAX` expands to MAX repetitions in the drift-fair order, each spec carrying
+ * the range; a fixed count carries none; the range is part of the digest. */
+static void test_adaptive_reps(void **state)
+{
+	(void)state;
+	struct run_spec *specs;
+	char d1[17], d2[17];
+	assert_int_equal(matrix_parse("[p]\nsamplers = ctimer none\nworkloads = skewed\n"
+				      "reps = 2..4\n[q]\nsamplers = ctimer none\n"
+				      "workloads = skewed\nreps = 4\n", "t", &m, err, sizeof(err)), 0);
+	assert_int_equal(m.blocks[0].reps, 4);
+	assert_int_equal(m.blocks[0].reps_min, 2);
+	assert_int_equal(m.blocks[1].reps_min, 0);
+	long n = matrix_specs(&m, "p", &specs, err, sizeof(err));
+	assert_int_equal(n, 8);
+	for (long i = 0; i < n; i++) {
+		assert_int_equal(specs[i].repetition, i / 2);
+		assert_string_equal(specs[i].sampler->name, i % 2 ? "ctimer" : "none");
+		assert_int_equal(specs[i].reps_min, 2);
+		assert_int_equal(specs[i].reps_max, 4);
+	}
+	matrix_digest(specs, (size_t)n, d1);
+	free(specs);
+	assert_int_equal(matrix_specs(&m, "q", &specs, err, sizeof(err)), 8);
+	assert_int_equal(specs[7].reps_min, 0);
+	assert_int_equal(specs[7].reps_max, 0);
+	matrix_digest(specs, 8, d2);
+	assert_string_not_equal(d1, d2);
 	free(specs);
 }
 
@@ -336,6 +373,16 @@ static void test_ci_matrix(void **state)
 	free(specs);
 	if (secs > 30 * 60)
 		fail_msg("default profile plans %.0f s, more than 30 min", secs);
+	/* make bench within 10 minutes: the runs below MIN, and of those past it the share
+	 * the bench's ETA expects before it has decided any (0.25, harness/cmd_bench.c) */
+	n = matrix_specs(&m, "default", &specs, err, sizeof(err));
+	secs = 0;
+	for (long i = 0; i < n; i++)
+		secs += (specs[i].duration_s + 0.3) *
+			(specs[i].reps_max && specs[i].repetition >= specs[i].reps_min ? 0.25 : 1);
+	free(specs);
+	if (secs > 10 * 60)
+		fail_msg("default profile expects %.0f s, more than 10 min", secs);
 	assert_true(matrix_specs(&m, "full", &specs, err, sizeof(err)) > 0);
 	free(specs);
 #ifdef __linux__ /* the table of this platform's built-ins: ci/matrix is Linux's */
@@ -350,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_tools_in_blocks),
 		cmocka_unit_test(test_variants_key),
+		cmocka_unit_test(test_adaptive_reps),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_ci_matrix),
 		cmocka_unit_test(test_shards_partition_cells),
