@@ -1,5 +1,5 @@
 /* server.c - a server's threads: a few busy, the rest blocked for the whole run, as in a
- * thread-per-connection server or a JVM's pools (docs/workloads.md "server").
+ * thread-per-connection server or a JVM's pools (the table in docs/workloads.md).
  *
  * Slots 0..busy-1 spin on verified work as balanced does; every other slot blocks until
  * the end, alternately in poll(2) on a pipe nobody writes to before the end and in a
