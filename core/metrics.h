@@ -19,7 +19,7 @@
 	X(misattributed_fraction, "ratio", "samples whose leaf slot is another thread's") \
 	X(wall_rate_accuracy, "ratio", "wall view: samples / (alive s x Hz)")              \
 	X(wall_thread_tvd, "ratio", "wall view: thread_tvd of samples against alive time") \
-	X(busy_rate_accuracy, "ratio", "rate_accuracy on the threads busy half the run") \
+	X(busy_rate_accuracy, "ratio", "rate_accuracy on the threads that did work (ops)") \
 	X(stop_latency_p50_ns, "ns", "stop latency median")                               \
 	X(stop_latency_p99_ns, "ns", "stop latency 99th percentile")                      \
 	X(stop_latency_max_ns, "ns", "stop latency maximum")                              \

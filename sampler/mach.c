@@ -112,6 +112,13 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH, MACH_RELEASE_T
 #define MACH_WAKE_NS 200000
 #define MACH_WAKE_READS 256
 #define MACH_WAKE_LEAK 500
+/* First samples (a thread not sampled yet: a peek, or a stop) are taken while the tick
+ * has used less than a MACH_FIRSTS_SHARE-th of the period; the others wait for the next
+ * ticks, which they miss. A sampler started beside 10,000 threads spent 250 ms on their
+ * first samples in one tick (a /proc read each) and every thread, the busy ones too, lost
+ * 27 ticks of 200; so bounded, the busy threads keep their ticks and the new ones are
+ * seen within a few hundred ticks. */
+#define MACH_FIRSTS_SHARE 4
 
 struct mach_stats {
 	uint64_t targets;      /* registered threads the ticks took on (never the sampler) */
@@ -146,6 +153,7 @@ struct mach_stats {
 	uint64_t cold_spans;    /* reused samples that stand for the ticks a thread was cold */
 	uint64_t cold_ticks;    /* thread-ticks those stand for: no read, no stop, no push */
 	uint64_t wake_scans;    /* ticks that read the cold threads: unexplained process CPU */
+	uint64_t firsts_waited; /* thread-ticks without a first sample: MACH_FIRSTS_SHARE */
 	uint64_t threads_read;  /* thread clocks read in pass 1 (the per-tick work) */
 	/* the sampler thread's CPU per tick (pausehist.h buckets): its median and p99 say
 	 * what a tick costs apart from the threads starting and exiting */
@@ -241,6 +249,7 @@ static struct {
 	uint32_t *deferred;         /* REG_CAP */
 	int ndeferred;
 	uint64_t settle_seq;        /* settle_departed() calls */
+	int firsts;                 /* first samples this tick (MACH_FIRSTS_SHARE) */
 	uint64_t proc_cpu_last, self_cpu_last; /* the process's and the sampler's clocks */
 	int64_t unexplained_ns;     /* process CPU no thread read since the last full read */
 	struct mach_target *tg;     /* REG_CAP: requested, not parked yet */
@@ -774,6 +783,11 @@ static int choose_targets(const uint32_t *list, int nlist, int nwant, int *nagai
 
 		if (e->tid == M.tid)
 			continue; /* never ourselves */
+		if ((ts->gen != e->gen || !ts->have_stack) && M.firsts > 0 &&
+		    sb_now_ns() - M.tick_ns > M.interval_ns / MACH_FIRSTS_SHARE) {
+			M.st.firsts_waited++; /* its first sample waits for a later tick */
+			continue;
+		}
 		M.st.targets++;
 		M.st.threads_read++;
 		if (tc_cpu_ns(e->park, e->tid, &cpu) != 0) {
@@ -798,6 +812,7 @@ static int choose_targets(const uint32_t *list, int nlist, int nwant, int *nagai
 			continue;
 		}
 		ts->idle_ticks = 0;
+		M.firsts += !ts->have_stack;
 		int r = peek_sample(e, cpu, 0);
 		if (r == PEEK_DONE)
 			continue;
@@ -1114,6 +1129,7 @@ static void tick(void)
 	M.tick_seq++;
 	M.tick_times[M.tick_seq % MACH_TICK_RING] = M.tick_ns;
 	int busy = 0, nagain = 0, full = refresh_snapshot() || !M.cold_on;
+	M.firsts = 0;
 	uint64_t read_ns = 0;
 
 	/* pass 1 counts the threads that ran, which picks the release policy before the
@@ -1428,6 +1444,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "cold_spans", (double)M.st.cold_spans },
 		{ "cold_ticks", (double)M.st.cold_ticks },
 		{ "wake_scans", (double)M.st.wake_scans },
+		{ "firsts_waited", (double)M.st.firsts_waited },
 		{ "threads_read", (double)M.st.threads_read },
 		{ "tick_cpu_p50_ns", (double)M.st.tick_cpu_p50_ns },
 		{ "tick_cpu_p99_ns", (double)M.st.tick_cpu_p99_ns },

@@ -183,7 +183,8 @@ static void test_ticks_and_busy_rate(void **state)
 	struct fake f;
 	fake_init(&f, SB_CLOCK_WALL, 100);
 	f.r.thread_rows[0].cpu_ns = 4000000000ull; /* busy: all its life */
-	f.r.thread_rows[1].cpu_ns = 1000000;       /* idle */
+	f.r.thread_rows[0].ops = 1000;             /* ... at work */
+	f.r.thread_rows[1].cpu_ns = 1000000;       /* idle: no work done */
 	for (int i = 0; i < 380; i++) /* 95 % of its ticks */
 		fake_add(&f, 0, (uint64_t)i * 10000000ull, 0, 1e7, 50000, 60000);
 	fake_add(&f, 1, 0, 1, 0, NAN, NAN);

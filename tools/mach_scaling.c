@@ -16,8 +16,11 @@
  * a CPU), suspend window p50/p99 of the samples that stopped a thread, the sampler's CPU
  * per tick (mean, and the median tick), clocks read per tick, and the ratios to the
  * floors: window p99 / rendezvous p99, CPU per tick / (threads x syscall p50). Last, per
- * sampler, the least-squares slope of CPU per tick against the busy threads and against
- * the idle threads. Absolute us move 2-4x between hosts; the ratios are what compares. */
+ * sampler, the least-squares slopes of CPU per tick (mean and median) against the busy
+ * threads and against the idle threads. The mean holds the first samples of every thread
+ * (mach-idle spreads them over ticks: MACH_FIRSTS_SHARE); the median is the steady tick
+ * once the run is long enough (--seconds 6 at 10,000 threads). Absolute us move 2-4x
+ * between hosts; the ratios are what compares. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -208,7 +211,8 @@ static int sample(const struct opts *o, const struct sampler *s, int threads,
 
 /* One cell: nbusy + nidle threads sampled by s; prints its row, gives CPU per tick (ns). */
 static int measure(const struct opts *o, const struct sampler *s, int nbusy, int nidle,
-		   struct sb_sink *sink, double *v, const struct floors *fl, double *per_tick)
+		   struct sb_sink *sink, double *v, const struct floors *fl, double *per_tick,
+		   double *median_tick)
 {
 	pthread_t *t = calloc((size_t)(nbusy + nidle), sizeof(*t));
 	if (!t)
@@ -242,6 +246,7 @@ static int measure(const struct opts *o, const struct sampler *s, int nbusy, int
 	double w50 = quantile(v, m, 0.5), w99 = quantile(v, m, 0.99);
 	double ticks = stat(s, "ticks_done"), planned = stat(s, "ticks_planned");
 	*per_tick = stat(s, "sampler_cpu_ns") / ticks;
+	*median_tick = stat(s, "tick_cpu_p50_ns");
 	printf("%-9s %5d %5d %6.0f %6.0f %6.3f %6.3f %6.1f %8.1f %8.1f %9.1f %9.1f %8.1f %7.2f "
 	       "%7.3f%s\n",
 	       s->name, nbusy, nidle, ticks, planned, busy / (nbusy * planned),
@@ -270,23 +275,25 @@ static double slope(const double *x, const double *y, int n)
 static int series(const struct opts *o, const struct sampler *s, struct sb_sink *sink,
 		  double *v, const struct floors *fl)
 {
-	double x[MAX_CELLS], y[MAX_CELLS], busy_slope, idle_slope;
+	double x[MAX_CELLS], y[MAX_CELLS], m[MAX_CELLS], busy_slope, idle_slope, busy_m, idle_m;
 
 	for (int k = 0; k < o->nbusy; k++) {
 		x[k] = o->busy[k];
-		if (measure(o, s, o->busy[k], 0, sink, v, fl, &y[k]) != 0)
+		if (measure(o, s, o->busy[k], 0, sink, v, fl, &y[k], &m[k]) != 0)
 			return -1;
 	}
 	busy_slope = slope(x, y, o->nbusy);
+	busy_m = slope(x, m, o->nbusy);
 	for (int k = 0; k < o->nidle; k++) {
 		x[k] = o->idle[k];
-		if (measure(o, s, BUSY_IN_IDLE_CELLS, o->idle[k], sink, v, fl, &y[k]) != 0)
+		if (measure(o, s, BUSY_IN_IDLE_CELLS, o->idle[k], sink, v, fl, &y[k], &m[k]) != 0)
 			return -1;
 	}
 	idle_slope = slope(x, y, o->nidle);
-	printf("%s: cpu per tick grows %.3f us per busy thread and %.4f us per idle thread "
-	       "(syscall floor p50 %.2f us)\n", s->name, busy_slope / 1e3, idle_slope / 1e3,
-	       fl->sys / 1e3);
+	idle_m = slope(x, m, o->nidle);
+	printf("%s: cpu per tick grows %.3f us per busy thread and %.4f us per idle thread; "
+	       "the median tick %.3f and %.4f us (syscall floor p50 %.2f us)\n", s->name,
+	       busy_slope / 1e3, idle_slope / 1e3, busy_m / 1e3, idle_m / 1e3, fl->sys / 1e3);
 	fflush(stdout);
 	return 0;
 }

@@ -7,18 +7,22 @@
  * issues its system call itself (platform.h), so that the workload's function is the
  * leaf while the thread is blocked: its stack can be judged like any other (`offcpu`).
  * busy is `param`, default 2, and at most threads-1, so that at least one thread idles.
- * At the deadline slot 0 wakes them all: one byte into the pipe (poll then returns in
- * every thread at once, and in any that comes late) and the word set and woken. Truth:
+ * Once the busy threads are done (the deadline), a helper thread (no slot: its CPU is the
+ * harness's) wakes the others: one byte into the pipe (poll then returns in every thread
+ * at once, and in any that comes late) and the word set and woken. Thousands of threads
+ * waking at once wait long for a CPU; the busy threads have ended by then. Truth:
  * the busy threads' CPU, the idle ones' next to nothing (their start and end), every
  * thread alive the whole run; an interrupted wait counts in `eintr`. Threads get 256 KiB
  * stacks unless --stack says otherwise, so that 10,000 of them fit in a modest address
  * space. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "platform/platform.h"
+#include "sampler/threads.h"
 #include "workloads/workload.h"
 
 #define SERVER_BUSY_DEFAULT 2
@@ -28,6 +32,8 @@ struct server_wl {
 	int busy;         /* slots [0, busy) spin */
 	int pipe_fds[2];  /* poll waits on [0]; the wake-up writes one byte to [1] */
 	_Atomic uint32_t done; /* the word the futex waiters wait on: 1, the run is over */
+	_Atomic int busy_left; /* busy threads not done yet */
+	pthread_t waker;
 };
 
 /* Blocks in poll until the pipe is readable (the end of the run). */
@@ -51,15 +57,25 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_wait(struct serve
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
-/* Slot 0 at the deadline: every idle thread returns, also those still starting. */
-static void server_wake(struct server_wl *s)
+/* The helper: once the busy threads are done, every idle thread returns, also those
+ * still starting. */
+static void *server_waker(void *arg)
 {
+	struct wl_ctx *ctx = arg;
+	struct server_wl *s = ctx->priv;
 	char b = 1;
 
+	sb_thread_begin(-1);
+	plat_sleep_until_ns(ctx->deadline_ns);
+	while (atomic_load(&s->busy_left) > 0)
+		plat_sleep_until_ns(sb_now_ns() + 1000000);
 	while (write(s->pipe_fds[1], &b, 1) < 0 && errno == EINTR)
 		;
 	atomic_store_explicit(&s->done, 1, memory_order_release);
 	plat_wake_word_all(&s->done);
+	atomic_fetch_add(&ctx->aux_cpu_ns, sb_thread_cpu_ns());
+	sb_thread_end();
+	return NULL;
 }
 
 static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_thread(struct wl_ctx *ctx,
@@ -70,8 +86,7 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_thread(struct wl_
 	if (index < s->busy) {
 		while (sb_now_ns() < ctx->deadline_ns)
 			wl_unit(ctx, index);
-		if (index == 0)
-			server_wake(s);
+		atomic_fetch_sub(&s->busy_left, 1);
 		return;
 	}
 	wl_progress_idle();
@@ -97,8 +112,25 @@ static int server_setup(struct wl_ctx *ctx)
 		s->busy = ctx->threads > 1 ? ctx->threads - 1 : 1;
 	if (ctx->stack_kb == 0)
 		ctx->stack_kb = SERVER_STACK_KB;
+	atomic_store(&s->busy_left, s->busy);
 	ctx->priv = s;
 	return 0;
+}
+
+static int server_run(struct wl_ctx *ctx)
+{
+	struct server_wl *s = ctx->priv;
+	int e = pthread_create(&s->waker, NULL, server_waker, ctx);
+
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	int rc = wl_run_threads(ctx, ctx->threads, server_thread);
+	if (rc != 0) /* a thread that never started: the waker must not wait for it */
+		atomic_store(&s->busy_left, 0);
+	pthread_join(s->waker, NULL);
+	return rc;
 }
 
 static void server_teardown(struct wl_ctx *ctx)
@@ -116,6 +148,7 @@ const struct workload workload_server = {
 	.description = "a few threads busy (param, default 2), the rest blocked in poll and "
 		       "futex waits all run",
 	.thread_main = server_thread,
+	.run = server_run,
 	.setup = server_setup,
 	.teardown = server_teardown,
 	.chain = { (const void *)server_thread, NULL },
