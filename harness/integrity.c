@@ -90,7 +90,9 @@ static int bit(const uint64_t *v, int fd)
  * to the program's children (no close-on-exec) are leaks (integrity_fd); close-on-exec
  * ones are counted in *kept, since a library may keep one for the process's life
  * (libunwind's address-validation pipe: 2 under gperftools). Descriptors opened during
- * the run without close-on-exec go to *inheritable (libprofiler's profile file). */
+ * the run without close-on-exec go to *inheritable (libprofiler's profile file). The
+ * program's own descriptors, open before start and closed after stop, are violations too
+ * (integrity_fd): a sampler closed what was not its own. */
 static uint64_t count_fd(const struct sb_integrity *in, uint64_t *kept, uint64_t *inheritable)
 {
 	const struct sb_fdsnap *b = &in->fd[SB_SNAP_BEFORE], *w = &in->fd[SB_SNAP_WORKED];
@@ -99,8 +101,10 @@ static uint64_t count_fd(const struct sb_integrity *in, uint64_t *kept, uint64_t
 
 	*kept = *inheritable = 0;
 	for (int fd = 0; fd < SB_FD_SCAN; fd++) {
-		if (bit(b->open, fd))
+		if (bit(b->open, fd)) {
+			n += !bit(e->open, fd); /* the program's, closed under it */
 			continue;
+		}
 		if (bit(w->open, fd) && !bit(w->cloexec, fd))
 			(*inheritable)++;
 		if (bit(e->open, fd) && bit(e->cloexec, fd))

@@ -613,7 +613,7 @@ static void track(const struct reg_snap *e, uint64_t cpu_now)
 		else
 			drop_deferred(ts->defer_park, ts);
 	}
-	if (ts->peek_fd >= 0)
+	if (ts->gen && ts->peek_fd >= 0) /* gen 0: never tracked, all zero (fd 0 is not ours) */
 		close(ts->peek_fd);
 	memset(ts, 0, sizeof(*ts));
 	if (e->idx >= M.ts_high)
