@@ -119,6 +119,9 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH, MACH_RELEASE_T
  * 27 ticks of 200; so bounded, the busy threads keep their ticks and the new ones are
  * seen within a few hundred ticks. */
 #define MACH_FIRSTS_SHARE 4
+/* A first sample is a peek only for a thread that used less CPU than this since its
+ * start (peek_sample): a pool thread that went to wait uses a fraction of a ms. */
+#define MACH_FIRST_PEEK_NS 1000000ull
 
 struct mach_stats {
 	uint64_t targets;      /* registered threads the ticks took on (never the sampler) */
@@ -657,11 +660,14 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 
 	if (!again) {
 		/* A thread's first sample is tried too when it used less than half of its life
-		 * as CPU: thousands of threads that start and block (a server's pool) are then
-		 * read without a signal that would fail their call with EINTR. */
+		 * and under MACH_FIRST_PEEK_NS as CPU: thousands of threads that start and block
+		 * (a server's pool) are then read without a signal that would fail their call
+		 * with EINTR. A thread that has been at work since its start (the syscall
+		 * workload's bursts between waits) is stopped first, as any other, and its
+		 * later samples peeked when it blocks. */
 		uint64_t used = ts->have_stack ? cpu - ts->last_cpu : cpu;
 		uint64_t since = now - (ts->have_stack ? ts->last_ns : e->reg_ns);
-		if (!M.peek || used >= since / 2)
+		if (!M.peek || used >= since / 2 || (!ts->have_stack && used >= MACH_FIRST_PEEK_NS))
 			return PEEK_NO;
 		if (ts->have_stack && !ts->in_syscall) {
 			M.st.peeks_not_tried++;
