@@ -184,7 +184,8 @@ coverage-darwin: deps $(BIN) $(BUILD)/tests/test_mach_double-cov
 	$(Q)BUILD=$(BUILD) sh tests/machdouble/coverage.sh $(MACHDOUBLE_COV) $(BUILD)/tests/test_mach_double-cov \
 	  85 $(MACHDOUBLE_SRCS)
 
-# mach's per-tick cost for 1..256 threads against this host's floors (docs/mach.md).
+# mach's and mach-idle's cost per tick, 1..64 busy and 0..10,000 idle threads, against
+# this host's floors (docs/mach.md).
 SCALING := $(BUILD)/mach_scaling
 $(SCALING): $(BUILD)/tools/mach_scaling.o $(LIB)
 	$(call msg,LD,$@)
@@ -282,7 +283,8 @@ $(FUZZ_DIR)/replay_import: $(FUZZ_DIR)/fuzz_import.o $(FUZZ_DIR)/replay.o \
 # AB=REV: same-run A/B, REV's build (B) against this checkout's (A) in one file, gated B
 # vs A. SHARD=K/N: part K of N (results/runs/<UTC>-shardKofN.h5). RESUME=FILE.h5.tmp:
 # continue a killed bench.
-# PROFILE=full also writes <UTC>.scaling.txt: mach's per-tick cost for 1..256 threads
+# PROFILE=full also writes <UTC>.scaling.txt: mach's and mach-idle's cost per tick as threads
+# are added (1..64 busy, 0..10,000 idle)
 # against this host's floors (tools/mach_scaling.c).
 PROFILE ?= default
 bench: deps $(BIN) $(if $(filter full,$(PROFILE)),$(SCALING))
