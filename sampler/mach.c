@@ -152,6 +152,7 @@ struct mach_stats {
 	uint64_t deferred_owed; /* ticks that reused a deferred sample: no CPU since its tick */
 	uint64_t deferred_void; /* deferred samples discarded: the thread ran before its handler */
 	uint64_t deferred_lost; /* ticks of withdrawn deferrals (blocked signal, thread exited) */
+	uint64_t deferred_peeked; /* deferrals withdrawn for a peek: the signal was held */
 	uint64_t snapshots;     /* registry snapshots taken: one per change of its epoch */
 	uint64_t cold_spans;    /* reused samples that stand for the ticks a thread was cold */
 	uint64_t cold_ticks;    /* thread-ticks those stand for: no read, no stop, no push */
@@ -433,7 +434,8 @@ static void end_cold(uint32_t idx, uint64_t upto)
  * as its window, only the handler's own run: the thread was not going to run before it
  * (it waited for a CPU), so the sampler kept it from nothing else. Its stop latency is 0:
  * the thread was off the CPU at the request, and its registers are the request's. */
-static void push_deferred(int idx, struct mach_tstate *ts, const struct tc_self_sample *ss)
+static void push_deferred(int idx, struct mach_tstate *ts, const struct tc_self_sample *ss,
+			  int peeked)
 {
 	uint64_t *stack = M.stacks + (size_t)idx * M.max_depth;
 	uint32_t depth = ss->depth < M.max_depth ? ss->depth : M.max_depth;
@@ -446,8 +448,6 @@ static void push_deferred(int idx, struct mach_tstate *ts, const struct tc_self_
 	s.tid = ts->defer_tid;
 	s.thread_index = ts->defer_index;
 	s.weight_ns = ts->defer_cpu > ts->last_cpu ? (double)(ts->defer_cpu - ts->last_cpu) : 0;
-	s.stop_latency_ns = 0;
-	s.suspend_window_ns = (double)window;
 	s.flags = SB_SAMPLE_DEFERRED | (ts->defer_cpu > ts->last_cpu ? SB_SAMPLE_RAN : 0);
 	if (end == SB_WALK_TRUNCATED) {
 		s.flags |= SB_SAMPLE_TRUNCATED;
@@ -455,16 +455,22 @@ static void push_deferred(int idx, struct mach_tstate *ts, const struct tc_self_
 		s.flags |= SB_SAMPLE_WALK_ERROR;
 		M.st.walk_errors++;
 	}
-	M.st.suspend_time_ns += window;
-	if (window > M.st.max_suspend_ns)
-		M.st.max_suspend_ns = window;
+	if (peeked) { /* stopped nobody: no stop latency, no window (NaN, not 0) */
+		s.flags |= SB_SAMPLE_PEEKED;
+	} else {
+		s.stop_latency_ns = 0;
+		s.suspend_window_ns = (double)window;
+		M.st.suspend_time_ns += window;
+		if (window > M.st.max_suspend_ns)
+			M.st.max_suspend_ns = window;
+	}
 	ts->last_cpu = ts->defer_cpu;
 	ts->last_ns = ts->defer_req_ns;
 	ts->depth = depth;
 	ts->flags = s.flags & (SB_SAMPLE_TRUNCATED | SB_SAMPLE_WALK_ERROR);
 	ts->have_stack = 1;
-	ts->last_peeked = 0;
-	ts->in_syscall = depth > 0 && tc_pc_at_syscall((uintptr_t)stack[0]);
+	ts->in_syscall = peeked || (depth > 0 && tc_pc_at_syscall((uintptr_t)stack[0]));
+	ts->last_peeked = peeked;
 	M.st.deferred++;
 	if (sink_push(M.sink, &s, stack, depth) == 0)
 		M.st.samples_captured++;
@@ -501,13 +507,83 @@ static void drop_deferred(struct tc_park *park, struct mach_tstate *ts)
 static void take_deferred(int idx, struct mach_tstate *ts, const struct tc_self_sample *ss)
 {
 	if (ss->cpu_ns <= ts->defer_cpu + ts->defer_bound) {
-		push_deferred(idx, ts, ss);
+		push_deferred(idx, ts, ss, 0);
 		tc_deferred_end(ts->defer_park, ts->defer_req);
 		ts->defer_req = 0;
 	} else {
 		M.st.deferred_void++; /* it ran with the signal blocked first */
 		drop_deferred(ts->defer_park, ts);
 	}
+}
+
+enum { PEEK_NO, PEEK_DONE, PEEK_RUNNING };
+
+/* Reads blocked thread e's stack without stopping it (tc_peek) into M.peek_stack, its
+ * frames in *depth, how the walk ended in *end. cpu: its clock as read before. Returns
+ * PEEK_DONE when the stack stands (its clock did not move meanwhile), PEEK_RUNNING when it
+ * was running or ran meanwhile, PEEK_NO when it cannot be peeked. */
+static int peek_read(const struct reg_snap *e, uint64_t cpu, uint32_t *depth,
+		     enum sb_walk_end *end)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+	struct sb_regs regs;
+	uint64_t after;
+
+	if (ts->peek_fd == -2)
+		ts->peek_fd = tc_peek_open(e->tid);
+	if (ts->peek_fd < 0)
+		return PEEK_NO;
+	int r = tc_peek(ts->peek_fd, &e->bounds, e->outer_fp, &regs);
+	if (r == 0)
+		return PEEK_RUNNING;
+	if (r != 1) {
+		if (r == 2)
+			M.st.peeks_no_chain++; /* blocked all the same: stays worth a peek */
+		return PEEK_NO;
+	}
+	*end = fp_walk(&regs, &e->bounds, M.peek_stack, M.max_depth, depth, NULL, NULL);
+	if (tc_cpu_ns(e->park, e->tid, &after) != 0 || after != cpu) {
+		M.st.peeks_void++; /* it ran while we read */
+		return PEEK_RUNNING;
+	}
+	return PEEK_DONE;
+}
+
+/* A deferral whose thread did not run for a whole tick: its signal is held (blocked with
+ * sigprocmask, or queued by a runtime until its system call returns, as ThreadSanitizer
+ * does), so its handler may never run while it blocks, and every tick it owes would be
+ * lost when the deferral is withdrawn. If it is blocked in a system call, its stack is
+ * read without the signal instead: the deferral is withdrawn and that stack stands for
+ * the request's tick and every tick owed since (it has not run: its stack is the same).
+ * Returns 1 when the deferral is settled so (or its handler runs right now), else 0. */
+static int peek_deferred(const struct reg_snap *e, uint64_t cpu)
+{
+	struct mach_tstate *ts = &M.ts[e->idx];
+	struct tc_self_sample ss = { 0 };
+	enum sb_walk_end end;
+	uint32_t depth;
+
+	if (!M.peek || peek_read(e, cpu, &depth, &end) != PEEK_DONE)
+		return 0;
+	switch (tc_deferred_end(ts->defer_park, ts->defer_req)) {
+	case TC_TIMEOUT: /* withdrawn: a handler that runs later returns at once */
+		break;
+	case TC_BUSY: /* its handler takes it right now: collected next tick */
+		return 1;
+	default: /* taken just now, and given up by the withdrawal */
+		M.st.deferred_lost += 1 + ts->nowed;
+		ts->defer_req = 0;
+		ts->nowed = 0;
+		return 0;
+	}
+	ss.pcs = M.peek_stack;
+	ss.depth = depth;
+	ss.end = end;
+	ss.cpu_ns = cpu;
+	push_deferred(e->idx, ts, &ss, 1);
+	ts->defer_req = 0;
+	M.st.deferred_peeked++;
+	return 1;
 }
 
 /* Pass 1 for a thread with a deferred request outstanding. Returns 1 when this tick is
@@ -528,6 +604,8 @@ static int deferred_step(const struct reg_snap *e, uint64_t cpu)
 		    (ts->nowed == 0 || ts->owed_from + ts->nowed == M.tick_seq)) {
 			if (ts->nowed++ == 0)
 				ts->owed_from = M.tick_seq;
+			if (ts->nowed > 1) /* not run for a whole tick: its signal may be held */
+				peek_deferred(e, cpu); /* this tick is among those it stands for */
 			return 1;
 		}
 		if (cpu > ts->defer_cpu + ts->defer_bound)
@@ -640,8 +718,6 @@ static int is_idle(const struct reg_snap *e, uint64_t cpu)
 	return cpu == base;
 }
 
-enum { PEEK_NO, PEEK_DONE, PEEK_RUNNING };
-
 /* A thread blocked in a system call is sampled without a signal (tc_peek): the signal
  * would make the call fail with EINTR (nanosleep, poll) or wake the thread for nothing.
  * Tried (first try: again == 0) only for threads that used less than half of the time
@@ -653,9 +729,9 @@ enum { PEEK_NO, PEEK_DONE, PEEK_RUNNING };
 static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 {
 	struct mach_tstate *ts = &M.ts[e->idx];
-	uint64_t now = sb_now_ns(), after;
+	uint64_t now = sb_now_ns();
 	uint64_t *stack = M.stacks + (size_t)e->idx * M.max_depth;
-	struct sb_regs regs;
+	enum sb_walk_end end;
 	uint32_t depth;
 
 	if (!again) {
@@ -696,22 +772,9 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 		if (ts->peek_fd == -2)
 			ts->peek_fd = tc_peek_open(e->tid);
 	}
-	if (ts->peek_fd < 0)
-		return PEEK_NO;
-	int r = tc_peek(ts->peek_fd, &e->bounds, e->outer_fp, &regs);
-	if (r == 0)
-		return PEEK_RUNNING;
-	if (r != 1) {
-		if (r == 2)
-			M.st.peeks_no_chain++; /* blocked all the same: stays worth a peek */
-		return PEEK_NO;
-	}
-	enum sb_walk_end end = fp_walk(&regs, &e->bounds, M.peek_stack, M.max_depth, &depth, NULL,
-				       NULL);
-	if (tc_cpu_ns(e->park, e->tid, &after) != 0 || after != cpu) {
-		M.st.peeks_void++; /* it ran while we read */
-		return PEEK_RUNNING;
-	}
+	int r = peek_read(e, cpu, &depth, &end);
+	if (r != PEEK_DONE)
+		return r;
 	memcpy(stack, M.peek_stack, depth * sizeof(*stack));
 	struct sb_sample s = sample_unknown();
 	s.time_ns = now;
@@ -1455,6 +1518,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "deferred_owed", (double)M.st.deferred_owed },
 		{ "deferred_void", (double)M.st.deferred_void },
 		{ "deferred_lost", (double)M.st.deferred_lost },
+		{ "deferred_peeked", (double)M.st.deferred_peeked },
 		{ "targets", (double)M.st.targets },
 		{ "snapshots", (double)M.st.snapshots },
 		{ "cold_spans", (double)M.st.cold_spans },
