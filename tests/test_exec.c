@@ -475,6 +475,13 @@ static void test_exec_through_wrapper(void **state)
 /* The CPU a sampler that parks threads (a wall sampler: mach's rendezvous spins up to
  * 150 µs a stop, docs/mach.md) may add to slot `index`'s clock: 150 µs per sample of the
  * slot; 0 for a CPU sampler, whose handler runs for microseconds. */
+/* How far above its own work one thread's clock may go (see test_many_threads_truth). */
+#if defined(__SANITIZE_THREAD__)
+#define ONE_OFF_FACTOR 8
+#else
+#define ONE_OFF_FACTOR 4
+#endif
+
 static double parked_ns(const struct sb_run *r, int32_t index)
 {
 	double n = 0;
@@ -532,11 +539,15 @@ static void test_many_threads_truth(void **state)
 			 * the thread (mach) adds up to its spin budget a stop (at most 150 µs,
 			 * docs/mach.md), and a thread waiting for a CPU among 300 lives long
 			 * enough for dozens of stops on a loaded host (a TSan make check: over
-			 * 8 ms once in 6 before this allowance). */
+			 * 8 ms once in 6 before this allowance). ThreadSanitizer multiplies the
+			 * one-offs: 10.55 ms against a cap of 2.15 ms in one CI run, so its
+			 * allowance is twice the plain one. */
 			double cap = burn + parked_ns(r, r->thread_rows[k].index);
-			if (!(r->thread_rows[k].cpu_ns >= burn && r->thread_rows[k].cpu_ns < cap * 4))
+			if (!(r->thread_rows[k].cpu_ns >= burn &&
+			      r->thread_rows[k].cpu_ns < cap * ONE_OFF_FACTOR))
 				fail_msg("%s: slot %zu burned %.2f ms, want >= %.2f and < %.2f", r->sampler,
-					 k, r->thread_rows[k].cpu_ns / 1e6, burn / 1e6, cap * 4 / 1e6);
+					 k, r->thread_rows[k].cpu_ns / 1e6, burn / 1e6,
+					 cap * ONE_OFF_FACTOR / 1e6);
 			heavy += r->thread_rows[k].cpu_ns >= cap * 1.5;
 			total += (double)r->thread_rows[k].cpu_ns;
 		}
