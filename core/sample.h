@@ -81,4 +81,8 @@ struct sb_sample sample_unknown(void);
 uint64_t sb_now_ns(void);
 uint64_t sb_thread_cpu_ns(void);
 
+/* The process's CPU time in ns: all its threads, the exited ones too
+ * (CLOCK_PROCESS_CPUTIME_ID). Returns 0, or -1 when the clock cannot be read. */
+int sb_process_cpu_ns(uint64_t *ns);
+
 #endif

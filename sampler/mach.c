@@ -991,7 +991,7 @@ static int wake_check(int full, uint64_t read_ns, uint64_t pass_ns, int nwant, i
 	uint64_t proc, self = sb_thread_cpu_ns(), found = 0;
 	int n = 0;
 
-	if (tc_process_cpu_ns(&proc) != 0)
+	if (sb_process_cpu_ns(&proc) != 0)
 		proc = M.proc_cpu_last + MACH_WAKE_NS + 1; /* unknown: read them */
 	int64_t gained = (int64_t)(proc - M.proc_cpu_last) - (int64_t)(self - M.self_cpu_last) -
 			 (int64_t)read_ns;

@@ -170,15 +170,13 @@ uint64_t tc_spin_wakes(void);
  * thread is gone. */
 int tc_cpu_ns(const struct tc_park *p, pid_t tid, uint64_t *ns);
 
-/* The process's CPU time: all its threads, the exited ones too, in ns (CLOCK_PROCESS_CPUTIME_ID).
- * Tells a sampler whether threads it does not read ran at all (mach-idle's idle threads,
- * docs/mach.md "Thousands of threads"). Linux sums the threads in the kernel unless a
- * process CPU timer is armed, then keeps one running total: tc_process_clock_open() arms
- * one that never fires (after 31 years of CPU), so a read costs the same at 10 or 10,000
- * threads. Darwin: libc asks the kernel, which sums the task's threads (one call, not
+/* The process's CPU clock (sb_process_cpu_ns()) tells a sampler whether threads it does
+ * not read ran at all (mach-idle's idle threads, docs/mach.md "Thousands of threads").
+ * Linux sums the threads in the kernel unless a process CPU timer is armed, then keeps
+ * one running total: tc_process_clock_open() arms one that never fires (after 31 years
+ * of CPU), so a read costs the same at 10 or 10,000 threads. Darwin: libc asks the kernel, which sums the task's threads (one call, not
  * measured here: no Mac). Open returns 0, or -1 when the clock cannot be read. */
 int tc_process_clock_open(void);
-int tc_process_cpu_ns(uint64_t *ns);
 void tc_process_clock_close(void);
 
 /* Idle skip: CPU time thread p had when it left the rendezvous of request req. On Linux

@@ -251,17 +251,7 @@ int tc_process_clock_open(void)
 {
 	uint64_t ns;
 
-	return tc_process_cpu_ns(&ns); /* nothing to arm: the kernel sums the threads */
-}
-
-int tc_process_cpu_ns(uint64_t *ns)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return -1;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
+	return sb_process_cpu_ns(&ns); /* nothing to arm: the kernel sums the threads */
 }
 
 void tc_process_clock_close(void)

@@ -392,19 +392,26 @@ static void test_blocked_sleeper_deferred(void **state)
 /* The same sleeper with peeks (the default): blocked in read since before its first
  * tick, it is read without a signal from its first sample on, so no tick is lost and no
  * signal waits on its mask. */
-static void test_blocked_sleeper_peeked_first(void **state)
+/* What sample_sleeper() found of thread index 0. */
+struct sleeper_seen {
+	size_t rows, peeked;
+	uint64_t ticks;
+};
+
+/* Starts fn on a worker of index 0 that blocks in a read of sleeper_pipe, samples it
+ * for ms once it is in its read, then lets it end. Returns its samples in the sink. */
+static struct sleeper_seen sample_sleeper(void *(*fn)(void *), int idle_skip, long ms)
 {
-	(void)state;
 	struct worker w = { .index = 0 };
-	size_t mine = 0, peeked = 0;
+	struct sleeper_seen seen = { 0 };
 
 	assert_int_equal(pipe(sleeper_pipe), 0);
-	assert_int_equal(pthread_create(&w.t, NULL, blocked_sleeper, &w), 0);
+	assert_int_equal(pthread_create(&w.t, NULL, fn, &w), 0);
 	while (atomic_load(&w.tid) == 0)
 		sleep_ms(1);
 	sleep_ms(20); /* into its read */
-	start_mach(100, 0);
-	sleep_ms(200);
+	start_mach(100, idle_skip);
+	sleep_ms(ms);
 	stop_mach();
 	assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
 	assert_int_equal(pthread_join(w.t, NULL), 0);
@@ -414,13 +421,22 @@ static void test_blocked_sleeper_peeked_first(void **state)
 		const struct sb_sample *x = &sink->samples[i];
 		if (x->thread_index != 0)
 			continue;
-		mine++;
-		peeked += (x->flags & SB_SAMPLE_PEEKED) != 0;
+		seen.rows++;
+		seen.ticks += sample_ticks(x);
+		seen.peeked += (x->flags & SB_SAMPLE_PEEKED) != 0;
 	}
+	return seen;
+}
+
+static void test_blocked_sleeper_peeked_first(void **state)
+{
+	(void)state;
+	struct sleeper_seen seen = sample_sleeper(blocked_sleeper, 0, 200);
+
 	print_message("sleeper peeked: %zu samples, %zu peeked, deferred lost %.0f, ticks %.0f\n",
-		      mine, peeked, stat("deferred_lost"), stat("ticks_done"));
-	assert_true((double)mine >= stat("ticks_done") - 1);
-	assert_int_equal(peeked, mine);
+		      seen.rows, seen.peeked, stat("deferred_lost"), stat("ticks_done"));
+	assert_true((double)seen.rows >= stat("ticks_done") - 1);
+	assert_int_equal(seen.peeked, seen.rows);
 	assert_int_equal(stat("deferred_lost"), 0);
 }
 
@@ -450,36 +466,16 @@ static void *busy_then_blocked(void *arg)
 static void test_held_signal_peeked(void **state)
 {
 	(void)state;
-	struct worker w = { .index = 0 };
-	uint64_t ticks = 0, peeked = 0;
-
-	assert_int_equal(pipe(sleeper_pipe), 0);
-	assert_int_equal(pthread_create(&w.t, NULL, busy_then_blocked, &w), 0);
-	while (atomic_load(&w.tid) == 0)
-		sleep_ms(1);
-	sleep_ms(20); /* into its read */
-	start_mach(100, 1);
-	sleep_ms(300);
-	stop_mach();
-	assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
-	assert_int_equal(pthread_join(w.t, NULL), 0);
-	close(sleeper_pipe[0]);
-	close(sleeper_pipe[1]);
-	for (size_t i = 0; i < sink_count(sink); i++) {
-		const struct sb_sample *x = &sink->samples[i];
-		if (x->thread_index != 0)
-			continue;
-		ticks += sample_ticks(x);
-		peeked += (x->flags & SB_SAMPLE_PEEKED) != 0;
-	}
+	struct sleeper_seen seen = sample_sleeper(busy_then_blocked, 1, 300);
 	double done = stat("ticks_done");
-	print_message("held signal: %" PRIu64 " ticks of %.0f, %" PRIu64 " peeked, deferred %.0f "
-		      "peeked %.0f lost %.0f\n", ticks, done, peeked, stat("deferred"),
+
+	print_message("held signal: %" PRIu64 " ticks of %.0f, %zu peeked, deferred %.0f "
+		      "peeked %.0f lost %.0f\n", seen.ticks, done, seen.peeked, stat("deferred"),
 		      stat("deferred_peeked"), stat("deferred_lost"));
 	/* every tick but the one that may come before it registered */
-	assert_true((double)ticks >= done - 1 && (double)ticks <= done);
+	assert_true((double)seen.ticks >= done - 1 && (double)seen.ticks <= done);
 	assert_true(stat("deferred_peeked") >= 1);
-	assert_true(peeked >= 1);
+	assert_true(seen.peeked >= 1);
 	assert_int_equal(stat("deferred_lost"), 0);
 }
 
