@@ -148,6 +148,7 @@ struct mach_stats {
 	uint64_t peeks_not_tried; /* not peeked: its previous sample found it running user code */
 	uint64_t rearms;       /* requests served by a signal still undelivered (tc_rearm) */
 	uint64_t peeks_reused; /* peeks whose stack was pushed again: no CPU since the last one */
+	uint64_t peeks_no_fd;  /* peeks not tried: the process was out of descriptors */
 	uint64_t deferred;      /* samples a target took itself when it next ran (tc_defer) */
 	uint64_t deferred_owed; /* ticks that reused a deferred sample: no CPU since its tick */
 	uint64_t deferred_void; /* deferred samples discarded: the thread ran before its handler */
@@ -392,6 +393,12 @@ static void go_cold(const struct reg_snap *e, uint64_t cpu)
 	ts->cold_cpu = cpu;
 	ts->cold_tid = e->tid;
 	ts->cold_index = e->slot >= 0 ? e->slot : sb_index_of_tid(e->tid);
+	/* Not peeked while cold: its descriptor goes, so the process holds one per thread
+	 * still read each tick, not one per thread (10,000 would pass a 1024 limit). */
+	if (ts->peek_fd >= 0) {
+		close(ts->peek_fd);
+		ts->peek_fd = -2;
+	}
 }
 
 /* Ends entry idx's cold span before tick `upto` (that tick not included: the thread ran,
@@ -529,8 +536,14 @@ static int peek_read(const struct reg_snap *e, uint64_t cpu, uint32_t *depth,
 	struct sb_regs regs;
 	uint64_t after;
 
-	if (ts->peek_fd == -2)
+	if (ts->peek_fd == -2) {
+		errno = 0;
 		ts->peek_fd = tc_peek_open(e->tid);
+		if (ts->peek_fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			ts->peek_fd = -2; /* out of descriptors for now: tried again later */
+			M.st.peeks_no_fd++;
+		}
+	}
 	if (ts->peek_fd < 0)
 		return PEEK_NO;
 	int r = tc_peek(ts->peek_fd, &e->bounds, e->outer_fp, &regs);
@@ -769,8 +782,6 @@ static int peek_sample(const struct reg_snap *e, uint64_t cpu, int again)
 				M.st.dropped++;
 			return PEEK_DONE;
 		}
-		if (ts->peek_fd == -2)
-			ts->peek_fd = tc_peek_open(e->tid);
 	}
 	int r = peek_read(e, cpu, &depth, &end);
 	if (r != PEEK_DONE)
@@ -1514,6 +1525,7 @@ static int mach_stats(struct sb_stat *out, int max)
 		{ "peeks_not_tried", (double)M.st.peeks_not_tried },
 		{ "rearms", (double)M.st.rearms },
 		{ "peeks_reused", (double)M.st.peeks_reused },
+		{ "peeks_no_fd", (double)M.st.peeks_no_fd },
 		{ "deferred", (double)M.st.deferred },
 		{ "deferred_owed", (double)M.st.deferred_owed },
 		{ "deferred_void", (double)M.st.deferred_void },
@@ -1532,6 +1544,7 @@ static int mach_stats(struct sb_stat *out, int max)
 	};
 	int n = (int)ARRAY_SIZE(all);
 
+	_Static_assert(ARRAY_SIZE(all) <= SB_MAX_STATS, "every stat fits in a run's row");
 	if (n > max)
 		n = max;
 	memcpy(out, all, (size_t)n * sizeof(*out));

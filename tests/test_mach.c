@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -479,6 +481,69 @@ static void test_held_signal_peeked(void **state)
 	assert_int_equal(stat("deferred_lost"), 0);
 }
 
+/* Out of descriptors, a blocked thread cannot be peeked: it is signalled instead, the
+ * failed open is counted, and it is peeked again once a descriptor is free. */
+static void *plain_sleeper(void *arg)
+{
+	struct worker *w = arg;
+	char c;
+
+	sb_thread_begin(w->index);
+	atomic_store(&w->tid, sb_gettid());
+	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	sb_thread_end();
+	return NULL;
+}
+
+static void test_peek_out_of_fds(void **state)
+{
+	(void)state;
+	struct worker w = { .index = 0 };
+	struct rlimit saved, low;
+	size_t early = 0, late = 0, peeked_late = 0;
+	uint64_t raised_ns;
+
+	assert_int_equal(pipe(sleeper_pipe), 0);
+	assert_int_equal(pthread_create(&w.t, NULL, plain_sleeper, &w), 0);
+	while (atomic_load(&w.tid) == 0)
+		sleep_ms(1);
+	sleep_ms(20); /* into its read */
+	start_mach(100, 0);
+	int lowest_free = dup(0);
+	assert_true(lowest_free >= 0);
+	close(lowest_free);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = (rlim_t)lowest_free; /* the next open fails with EMFILE */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	sleep_ms(150);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	raised_ns = sb_now_ns();
+	sleep_ms(150);
+	stop_mach();
+	assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	close(sleeper_pipe[0]);
+	close(sleeper_pipe[1]);
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *x = &sink->samples[i];
+		if (x->thread_index != 0)
+			continue;
+		if (x->time_ns < raised_ns) {
+			early++;
+		} else {
+			late++;
+			peeked_late += (x->flags & SB_SAMPLE_PEEKED) != 0;
+		}
+	}
+	print_message("out of descriptors: %zu samples, then %zu (%zu peeked), peeks_no_fd %.0f\n",
+		      early, late, peeked_late, stat("peeks_no_fd"));
+	assert_true(stat("peeks_no_fd") >= 1);
+	assert_true(early >= 5); /* signalled instead: 15 ticks */
+	assert_true(peeked_late >= 1);
+}
+
 /* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
  * thread finishes (none left parked), skips are counted, nothing hangs. */
 static _Atomic int churn_left;
@@ -622,22 +687,38 @@ static void *cold_then_spin(void *arg)
 	return NULL;
 }
 
+/* The process's open descriptors, from /proc/self/fd (the directory's own included). */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
 static void test_cold_threads(void **state)
 {
 	(void)state;
 	struct worker w[COLD_IDLE + 1] = { 0 };
 	uint64_t ticks[COLD_IDLE + 1] = { 0 }, ran_late = 0, wake_ns = 0;
+	int fds_before, fds_cold;
 
 	assert_int_equal(pipe(cold_pipe), 0);
 	atomic_store(&stop_work, 0);
 	atomic_store(&wake_spin, 0);
 	start_mach(200, 1);
+	fds_before = count_fds();
 	for (int i = 0; i <= COLD_IDLE; i++) {
 		w[i].index = i;
 		assert_int_equal(pthread_create(&w[i].t, NULL, i < COLD_IDLE ? cold_idle : cold_then_spin,
 						&w[i]), 0);
 	}
 	sleep_ms(400);
+	fds_cold = count_fds();
 	wake_ns = sb_now_ns();
 	atomic_store(&wake_spin, 1);
 	sleep_ms(200);
@@ -664,8 +745,9 @@ static void test_cold_threads(void **state)
 	}
 	double done = stat("ticks_done"), read = stat("threads_read");
 	print_message("cold: %.0f ticks, %.0f spans (%.0f ticks), %.0f clocks read, %.0f wake scans, "
-		      "%" PRIu64 " samples after the wake-up\n", done, stat("cold_spans"), stat("cold_ticks"), read,
-		      stat("wake_scans"), ran_late);
+		      "%" PRIu64 " samples after the wake-up, %d descriptors more while cold\n", done,
+		      stat("cold_spans"), stat("cold_ticks"), read, stat("wake_scans"), ran_late,
+		      fds_cold - fds_before);
 	/* every idle thread: every tick from its first sample on; its first may wait some
 	 * ticks (a quarter of a period each for first samples; 10 under ThreadSanitizer),
 	 * and a span counted as one tick would leave it a handful */
@@ -675,6 +757,8 @@ static void test_cold_threads(void **state)
 		assert_true((double)ticks[i] >= done / 2 && (double)ticks[i] <= done + 1);
 	}
 	assert_true(stat("cold_spans") >= COLD_IDLE - 1);
+	/* a cold thread holds no descriptor (its peek's goes): one each would be 24 more */
+	assert_true(fds_cold - fds_before < COLD_IDLE / 2);
 	/* not each thread each tick (25 a tick): the busy one, and each idle one for its
 	 * first ticks (3 to 4 a tick here, 4.2 under ThreadSanitizer) */
 	assert_true(read < done * 8);
@@ -939,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_idle_skip),
 		cmocka_unit_test(test_cold_threads),
 		cmocka_unit_test(test_held_signal_peeked),
+		cmocka_unit_test(test_peek_out_of_fds),
 		cmocka_unit_test(test_eintr_counted),
 		cmocka_unit_test(test_blocked_thread_peeked),
 		cmocka_unit_test(test_pc_at_syscall),
