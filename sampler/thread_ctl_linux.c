@@ -268,25 +268,48 @@ static struct {
 } text[TC_TEXT_MAX];
 static int ntext;
 
-/* Executable mappings of this process, from /proc/self/maps (tc_init, not the hot path). */
+/* Adds one /proc/self/maps line to text[] when its mapping is executable. */
+static void add_text_line(const char *line)
+{
+	unsigned long lo, hi;
+	char perms[8];
+
+	if (ntext < TC_TEXT_MAX && sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
+	    perms[2] == 'x') {
+		text[ntext].lo = lo;
+		text[ntext].hi = hi;
+		ntext++;
+	}
+}
+
+/* Executable mappings of this process, from /proc/self/maps: at tc_init, and again at a
+ * peek while none could be read (a process out of descriptors at the start would
+ * otherwise find no blocked thread's pc in code, and signal them all for the whole
+ * run). With open and read into static buffers, no stdio and no allocation: the sampler
+ * thread calls it between stops; only it and tc_init, which runs before it, touch text[]. */
 static void load_text(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
+	static char buf[8192], line[512];
+	size_t len = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	ntext = 0;
-	if (!f)
+	if (fd < 0)
 		return;
-	while (ntext < TC_TEXT_MAX && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x') {
-			text[ntext].lo = lo;
-			text[ntext].hi = hi;
-			ntext++;
+	while (ntext < TC_TEXT_MAX && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof(line) - 1)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = 0;
+			len = 0;
+			add_text_line(line);
 		}
 	}
-	fclose(f);
+	close(fd);
 }
 
 static int is_text(uintptr_t a)
@@ -301,6 +324,8 @@ int tc_peek_open(pid_t tid)
 {
 	char path[64];
 
+	if (ntext == 0)
+		load_text(); /* unread at tc_init: retried before errno is set below */
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
