@@ -334,19 +334,31 @@ static void test_rearm_served(void **state)
  * invented for a thread whose registers were never read. */
 static int sleeper_pipe[2];
 
-static void *blocked_sleeper(void *arg)
+/* A worker that blocks in a read of sleeper_pipe until a byte comes: with the rendezvous
+ * signal blocked or not, after busy_ns of CPU in its slot leaf. Its tid is published
+ * once the busy part is done. */
+static void *sleep_on_pipe(struct worker *w, int hold_signal, uint64_t busy_ns)
 {
-	struct worker *w = arg;
 	char c;
 
-	mask_rendezvous(SIG_BLOCK);
+	if (hold_signal)
+		mask_rendezvous(SIG_BLOCK);
 	sb_thread_begin(w->index);
+	uint64_t t0 = sb_thread_cpu_ns();
+	while (sb_thread_cpu_ns() - t0 < busy_ns)
+		wl_slot_work(w->index, 42, 200);
 	atomic_store(&w->tid, sb_gettid());
 	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
 	sb_thread_end();
-	mask_rendezvous(SIG_UNBLOCK); /* the stale signal returns at once */
+	if (hold_signal)
+		mask_rendezvous(SIG_UNBLOCK); /* the stale signal returns at once */
 	return NULL;
+}
+
+static void *blocked_sleeper(void *arg)
+{
+	return sleep_on_pipe(arg, 1, 0);
 }
 
 static void test_blocked_sleeper_deferred(void **state)
@@ -449,20 +461,7 @@ static void test_blocked_sleeper_peeked_first(void **state)
  * is withdrawn and the peeked stack stands for every tick it owed, so none is lost. */
 static void *busy_then_blocked(void *arg)
 {
-	struct worker *w = arg;
-	char c;
-
-	mask_rendezvous(SIG_BLOCK);
-	sb_thread_begin(w->index);
-	uint64_t t0 = sb_thread_cpu_ns();
-	while (sb_thread_cpu_ns() - t0 < 5000000)
-		wl_slot_work(w->index, 42, 200);
-	atomic_store(&w->tid, sb_gettid());
-	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
-		;
-	sb_thread_end();
-	mask_rendezvous(SIG_UNBLOCK); /* the stale signal returns at once */
-	return NULL;
+	return sleep_on_pipe(arg, 1, 5000000);
 }
 
 static void test_held_signal_peeked(void **state)
@@ -485,15 +484,7 @@ static void test_held_signal_peeked(void **state)
  * failed open is counted, and it is peeked again once a descriptor is free. */
 static void *plain_sleeper(void *arg)
 {
-	struct worker *w = arg;
-	char c;
-
-	sb_thread_begin(w->index);
-	atomic_store(&w->tid, sb_gettid());
-	while (read(sleeper_pipe[0], &c, 1) < 0 && errno == EINTR)
-		;
-	sb_thread_end();
-	return NULL;
+	return sleep_on_pipe(arg, 0, 0);
 }
 
 static void test_peek_out_of_fds(void **state)
