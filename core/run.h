@@ -160,7 +160,7 @@ struct sb_run {
 
 /* Stats rows a run made by the harness has room for: a sampler's own counters
  * (SB_MAX_STATS, or the exec agent's SB_EXEC_MAX_STATS) and the harness's. */
-#define SB_RUN_MAX_STATS 80
+#define SB_RUN_MAX_STATS 88
 
 /* Gives r an empty stats table with room for SB_RUN_MAX_STATS rows (r owns it; any old
  * table is not freed). Returns 0, or -1 when out of memory. */

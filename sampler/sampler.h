@@ -81,7 +81,7 @@ struct sb_stat {
 	double value;
 };
 
-#define SB_MAX_STATS 40
+#define SB_MAX_STATS 48
 
 struct sampler {
 	const char *name;

@@ -539,6 +539,58 @@ static void test_peek_out_of_fds(void **state)
 	assert_true(peeked_late >= 1);
 }
 
+/* A pool of threads blocked since before the sampler started (a server's): each is read
+ * once, at its first sample, a peek, and goes cold at once, not after two idle ticks of
+ * reads; it still has a sample at every tick. Reads by a wake scan (every cold thread,
+ * when unexplained CPU comes) are not the first samples' and are left out. */
+#define POOL 16
+
+static void test_pool_read_once(void **state)
+{
+	(void)state;
+	struct worker w[POOL] = { 0 };
+	uint64_t ticks[POOL] = { 0 };
+
+	assert_int_equal(pipe(sleeper_pipe), 0);
+	for (int i = 0; i < POOL; i++) {
+		w[i].index = i;
+		assert_int_equal(pthread_create(&w[i].t, NULL, plain_sleeper, &w[i]), 0);
+	}
+	for (int i = 0; i < POOL; i++)
+		while (atomic_load(&w[i].tid) == 0)
+			sleep_ms(1);
+	sleep_ms(20); /* into their reads */
+	start_mach(200, 1);
+	sleep_ms(300);
+	stop_mach();
+	for (int i = 0; i < POOL; i++)
+		assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
+	for (int i = 0; i < POOL; i++)
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+	close(sleeper_pipe[0]);
+	close(sleeper_pipe[1]);
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *x = &sink->samples[i];
+		if (x->thread_index >= 0 && x->thread_index < POOL)
+			ticks[x->thread_index] += sample_ticks(x);
+	}
+	double done = stat("ticks_done"), read = stat("threads_read"), scans = stat("wake_scans");
+	/* a wake scan reads every cold thread: the pool and this one */
+	double first_reads = read - scans * (POOL + 1);
+	print_message("pool: %.0f ticks, %.0f clocks read, %.0f wake scans, %.0f peeks, "
+		      "%.0f cold spans\n", done, read, scans, stat("peeks"), stat("cold_spans"));
+	for (int i = 0; i < POOL; i++)
+		assert_true((double)ticks[i] >= done - 1 && (double)ticks[i] <= done + 1);
+	/* once each (and this thread, asleep): three times each before they went cold at
+	 * their first peek */
+	assert_true(first_reads <= POOL + POOL / 2);
+	assert_true(stat("peeks") >= POOL);
+	/* the tick of the first samples is not steady; the idle ticks after it are */
+	double steady = stat("ticks_steady");
+	assert_true(steady < done && steady >= done / 2);
+	assert_true(stat("tick_cpu_steady_ns") > 0);
+}
+
 /* Threads are created and exit all the time while the sampler runs at 1000 Hz: every
  * thread finishes (none left parked), skips are counted, nothing hangs. */
 static _Atomic int churn_left;
@@ -1019,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_cold_threads),
 		cmocka_unit_test(test_held_signal_peeked),
 		cmocka_unit_test(test_peek_out_of_fds),
+		cmocka_unit_test(test_pool_read_once),
 		cmocka_unit_test(test_eintr_counted),
 		cmocka_unit_test(test_blocked_thread_peeked),
 		cmocka_unit_test(test_pc_at_syscall),
