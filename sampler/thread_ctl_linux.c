@@ -361,20 +361,41 @@ static int reaches(uintptr_t fp, uintptr_t outer, const struct sb_stack_bounds *
 	return 0;
 }
 
+/* The numbers of a /proc/TID/syscall line, "NR A0 A1 A2 A3 A4 A5 SP PC" (NR decimal, the
+ * rest hex, "0x..."): 1 when all nine are there, else 0 ("running", or "-1 SP PC" for a
+ * thread blocked outside a system call). strtoul, not sscanf: 61 against 226 ns here. */
+static int parse_syscall(const char *s, long *nr, unsigned long *sp, unsigned long *pc)
+{
+	unsigned long v[8];
+	char *end;
+
+	*nr = strtol(s, &end, 10);
+	if (end == s)
+		return 0;
+	for (int i = 0; i < 8; i++) {
+		s = end;
+		v[i] = strtoul(s, &end, 16);
+		if (end == s)
+			return 0;
+	}
+	*sp = v[6];
+	*pc = v[7];
+	return 1;
+}
+
 int tc_peek(int fd, const struct sb_stack_bounds *b, uintptr_t outer_fp, struct sb_regs *regs)
 {
 	char buf[256];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 	long nr;
-	unsigned long a[6], sp, pc;
+	unsigned long sp, pc;
 
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
 	if (buf[0] == 'r') /* "running" */
 		return 0;
-	if (sscanf(buf, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2], &a[3],
-		   &a[4], &a[5], &sp, &pc) != 9 || nr < 0)
+	if (!parse_syscall(buf, &nr, &sp, &pc) || nr < 0)
 		return 0; /* blocked outside a system call (page fault, stop): not ours */
 	if (sp < b->lo || sp >= b->hi || !is_text(pc))
 		return 2;
