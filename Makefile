@@ -251,7 +251,8 @@ gate-workloads: deps $(BIN)
 	[ -z "$$skipped" ] || { echo "workloads gate: skipped here, where the profile's samplers must run:" $$skipped; exit 1; }
 
 # libFuzzer runs of the cpu profile parser, the results reader and the importers (~30 s
-# each, built with clang, which make deps installs; fails without it); .ci/run runs this.
+# each, one per CPU at a time, built with clang, which make deps installs; fails without
+# it); .ci/run runs this.
 # make check replays their corpora through the same targets, built by the rules below.
 fuzz: deps
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh

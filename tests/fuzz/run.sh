@@ -9,8 +9,10 @@
 #               the importers (analysis/import.h), one binary (fuzz_import.c) run per format;
 #               tests/fuzz/corpus_import/FORMAT (sampbench's own exports of a small run,
 #               a real `perf script` excerpt, a cut real sysprof capture, hand-made variants)
-# Prints one result line per target; exits non-zero on a crash, a build failure or without
-# clang (make deps installs it). make check replays the corpora without libFuzzer
+# Builds every target first, then fuzzes FUZZ_JOBS of them at once (default: the CPUs,
+# each fuzzer being one process on one CPU, so a target gets the same executions as
+# alone). Prints one result line per target, in order; exits non-zero on a crash, a build
+# failure or without clang (make deps installs it). make check replays the corpora without libFuzzer
 # (tests/fuzz/replay.sh). New inputs go to a scratch directory, never into the
 # corpus. FUZZ_TARGETS="h5" runs one target; FUZZ_RUNS=N stops each after N executions
 # instead (the long run: FUZZ_TARGETS=h5 FUZZ_RUNS=1000000). Run from the repository root
@@ -27,9 +29,13 @@ fi
 mkdir -p "$build" || exit 1
 HDF5_CFLAGS=$(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
 HDF5_LIBS=$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+jobs=${FUZZ_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 rc_all=0
 built=" " # binaries built by this run, each once
+plan=$(mktemp "${TMPDIR:-/tmp}/sampbench-fuzz-plan-XXXXXX") || exit 1
+trap 'rm -f "$plan" "$plan".*' EXIT
 
+# build phase: one line per target in $plan: NAME BINARY FORMAT CORPUS EXTRA
 for t in $targets; do
 	bin=$build/fuzz_$t
 	fmt=
@@ -77,7 +83,17 @@ for t in $targets; do
 		exit 1
 	fi
 	built="$built $bin "
-	work=$(mktemp -d "${TMPDIR:-/tmp}/sampbench-fuzz-XXXXXX") || exit 1
+	echo "$t $bin ${fmt:--} $corpus $extra" >>"$plan"
+done
+
+# fuzz_one NAME BINARY FORMAT CORPUS [EXTRA...]: fuzzes one target; prints its result line
+# and returns non-zero on a crash
+fuzz_one() {
+	t=$1 bin=$2 fmt=$3 corpus=$4
+	shift 4
+	[ "$fmt" = - ] && fmt=
+	log=$build/fuzz_$t.log
+	work=$(mktemp -d "${TMPDIR:-/tmp}/sampbench-fuzz-XXXXXX") || return 1
 	if [ -n "${FUZZ_RUNS:-}" ]; then
 		limit="-runs=$FUZZ_RUNS"
 	else
@@ -86,9 +102,8 @@ for t in $targets; do
 	# -artifact_prefix keeps a crashing input next to the log for reproduction
 	# libhdf5 1.10 leaks on some of its own error paths (not ours): suppressed by library,
 	# so a leak from our code still fails; the target also checks no HDF5 object is left open
-	# shellcheck disable=SC2086
 	FUZZ_FORMAT=$fmt LSAN_OPTIONS=suppressions=tests/fuzz/lsan_hdf5.supp:print_suppressions=0 \
-	"$bin" "$limit" $extra -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	"$bin" "$limit" "$@" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$build/$t-" "$work" "$corpus" >"$log" 2>&1
 	rc=$?
 	rm -rf "$work"
@@ -96,10 +111,35 @@ for t in $targets; do
 	cov=$(sed -n 's/^#[0-9]*.*cov: \([0-9]*\).*/\1/p' "$log" | tail -1)
 	if [ "$rc" -ne 0 ]; then
 		echo "fuzz: $t FAILED after ${runs:-?} runs (exit $rc); log $log, input in $build/"
-		grep -m 5 -E 'ERROR|runtime error|SUMMARY' "$log" >&2
-		rc_all=1
-		continue
+		grep -m 5 -E 'ERROR|runtime error|SUMMARY' "$log"
+		return 1
 	fi
 	echo "fuzz: $t ok: ${runs:-?} runs, ${cov:-?} coverage points, no crash"
+}
+
+# fuzz phase: lane L of $jobs takes targets L, L + jobs, ...; each target's result goes to
+# $plan.N and its status to $plan.N.rc, shown in order once every lane is done
+lane=0
+while [ "$lane" -lt "$jobs" ]; do
+	(
+		i=0
+		while read -r line; do
+			if [ $((i % jobs)) -eq "$lane" ]; then
+				# shellcheck disable=SC2086 # the plan line's words are the arguments
+				fuzz_one $line >"$plan.$i" 2>&1
+				echo $? >"$plan.$i.rc"
+			fi
+			i=$((i + 1))
+		done <"$plan"
+	) &
+	lane=$((lane + 1))
 done
+wait
+i=0
+while read -r line; do
+	cat "$plan.$i" 2>/dev/null
+	rc=$(cat "$plan.$i.rc" 2>/dev/null || echo 1)
+	[ "$rc" -eq 0 ] || rc_all=1
+	i=$((i + 1))
+done <"$plan"
 exit $rc_all
