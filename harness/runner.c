@@ -189,6 +189,11 @@ static void child_body(void *p)
  * a CPU sampler at most nproc threads at once; x2 for overshoot. */
 static void sink_size(const struct run_spec *spec, size_t *samples, size_t *frames)
 {
+	if (spec->sink_samples > 0) {
+		*samples = spec->sink_samples;
+		*frames = spec->sink_samples * 64;
+		return;
+	}
 	long nproc = sysconf(_SC_NPROCESSORS_ONLN);
 	double per_tick = spec->sampler->clock == SB_CLOCK_WALL ? spec->threads + 4
 							       : (double)(nproc > 0 ? nproc : 1) + 1;
@@ -423,17 +428,26 @@ void run_init(struct sb_run *r, const struct run_spec *spec, int64_t run_id)
 
 /* A wall-clock sampler samples every live thread every tick: the truth (each thread's
  * alive time x hz) says how many samples it owes. An ok run that took fewer than
- * SB_LOSSY_RATE of them is lossy, and says how many it lost. */
-static void mark_lossy(struct sb_run *r)
+ * SB_LOSSY_RATE of them is lossy, and says how many it lost, and whether the harness's
+ * sink (sink: its room; it holds at most 4 million samples) dropped some: then the
+ * loss is the harness's too. mach pushes one sample per thread per tick, 60 million
+ * in a minute beside 10,000 threads. */
+static void mark_lossy(struct sb_run *r, const struct sb_sink *sink)
 {
 	double w = r->metrics.wall_rate_accuracy;
+	uint64_t dropped = atomic_load(&sink->dropped);
+	int n;
 
 	if (r->status != SB_RUN_OK || r->clock != SB_CLOCK_WALL || isnan(w) || w >= SB_LOSSY_RATE)
 		return;
 	r->status = SB_RUN_LOSSY;
-	snprintf(r->reason, sizeof(r->reason),
-		 "lost %.0f %% of the samples its rate owes the threads' lives (%.0f of %.0f taken)",
-		 100 * (1 - w), r->metrics.nsamples, r->metrics.nsamples / w);
+	n = snprintf(r->reason, sizeof(r->reason),
+		     "lost %.0f %% of the samples its rate owes the threads' lives (%.0f of %.0f taken)",
+		     100 * (1 - w), r->metrics.nsamples, r->metrics.nsamples / w);
+	if (dropped > 0 && n > 0 && (size_t)n < sizeof(r->reason))
+		snprintf(r->reason + n, sizeof(r->reason) - (size_t)n,
+			 "; the harness's sink was full: %zu held, %llu dropped", sink->sample_cap,
+			 (unsigned long long)dropped);
 }
 
 /* r's status and reason from how its child ended (ex; limit: the watchdog's seconds) and
@@ -542,7 +556,7 @@ int runner_run(const struct run_spec *spec, int64_t run_id, struct sb_run *r)
 	}
 	if (r->status != SB_RUN_SKIPPED)
 		metrics_compute(r, spec->workload);
-	mark_lossy(r);
+	mark_lossy(r, sink);
 	rc = 0;
 cleanup:
 	if (sh != MAP_FAILED)

@@ -21,6 +21,7 @@ struct run_spec {
 	bool rt_priority;
 	uint32_t max_depth; /* 0: SB_MAX_FRAMES */
 	uint32_t stack_kb;  /* workload threads' stack size in KiB, 0: the default (`--stack-kb`) */
+	size_t sink_samples; /* the sink's room in samples, 0: sized for the run (tests set it) */
 	double watchdog_s;  /* kill the child after this long; 0: duration + max(5 s, duration)
 			     * (ci/matrix's `watchdog` key sets it) */
 	/* adaptive repetitions (ci/matrix `reps = MIN..MAX`): the cell's range; 0, 0 for a

@@ -135,11 +135,39 @@ static void test_itimer_skewed(void **state)
 	run_free(&r);
 }
 
+/* A wall sampler whose samples overflow the harness's sink is lossy, and the reason says
+ * the sink dropped them: the loss is not the sampler's alone. mach at 100 Hz on 2 threads
+ * for 1 s pushes ~200 samples into room for 40. */
+static void test_sink_full_named(void **state)
+{
+	(void)state;
+	static struct sb_run r;
+	struct run_spec spec = {
+		.sampler = sampler_find("mach"),
+		.workload = workload_find("skewed"),
+		.threads = 2,
+		.hz = 100,
+		.duration_s = 1.0,
+		.seed = 1,
+		.sink_samples = 40,
+	};
+	assert_non_null(spec.sampler);
+	live_run = &r;
+	run_free(&r);
+	assert_int_equal(runner_run(&spec, 0, &r), 0);
+	printf("mach into a 40-sample sink: %s: %s\n", run_status_name(r.status), r.reason);
+	assert_int_equal(r.status, SB_RUN_LOSSY);
+	assert_non_null(strstr(r.reason, "sink was full: 40 held"));
+	assert_true(r.metrics.nsamples <= 40);
+	run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_ctimer_skewed, free_live_run),
 		cmocka_unit_test_teardown(test_itimer_skewed, free_live_run),
+		cmocka_unit_test_teardown(test_sink_full_named, free_live_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
