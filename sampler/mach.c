@@ -108,12 +108,12 @@ enum { MACH_RELEASE_AUTO, MACH_RELEASE_EARLY, MACH_RELEASE_BATCH, MACH_RELEASE_T
  * thread the sampler knows accounts for (18 us every 50 ms in a 10,000-thread run here)
  * would otherwise send it reading every cold thread over and over; a cold thread that
  * uses less stays cold, and its CPU goes to its next sample's weight. */
+/* The exception to MACH_COLD_TICKS: a thread whose first sample is a peek goes cold at
+ * once. It used under 1 ms and under half its life as CPU (MACH_FIRST_PEEK_NS), was found
+ * blocked in a system call and did not run while we read it, which says "idle" better
+ * than two ticks without CPU; beside 10,000 threads of a server's pool those two ticks
+ * cost each thread two more clock reads and two pushes. */
 #define MACH_COLD_TICKS 2
-/* A thread whose first sample is a peek goes cold at once: it used under 1 ms and under
- * half its life as CPU (MACH_FIRST_PEEK_NS) and was found blocked in a system call, and
- * did not run while we read it, which says "idle" better than two ticks without CPU.
- * Beside 10,000 threads of a server's pool those two ticks cost each thread two more
- * clock reads and two pushes. */
 #define MACH_WAKE_NS 200000
 #define MACH_WAKE_READS 256
 #define MACH_WAKE_LEAK 500
