@@ -15,15 +15,19 @@
 #include "harness/runner.h"
 
 
-static void run_skewed(const char *sampler, struct sb_run *r)
+/* One 1 s run of sampler on skewed at 100 Hz with threads threads into r, its sink room
+ * sink_samples (0: sized for the run); fails the test unless it is scored. */
+static void run_skewed_into(const char *sampler, int threads, size_t sink_samples,
+			    struct sb_run *r)
 {
 	struct run_spec spec = {
 		.sampler = sampler_find(sampler),
 		.workload = workload_find("skewed"),
-		.threads = 4,
+		.threads = threads,
 		.hz = 100,
 		.duration_s = 1.0,
 		.seed = 1,
+		.sink_samples = sink_samples,
 	};
 	assert_non_null(spec.sampler);
 	assert_non_null(spec.workload);
@@ -35,6 +39,11 @@ static void run_skewed(const char *sampler, struct sb_run *r)
 	printf("%s skewed: samples %.0f rate_accuracy %.3f thread_tvd %.3f magnitude_error %.3f\n",
 	       sampler, r->metrics.nsamples, r->metrics.rate_accuracy, r->metrics.thread_tvd,
 	       r->metrics.magnitude_error);
+}
+
+static void run_skewed(const char *sampler, struct sb_run *r)
+{
+	run_skewed_into(sampler, 4, 0, r);
 }
 
 /* Common checks: samples exist, each carries its thread (tid, and the slot that tid had),
@@ -142,19 +151,8 @@ static void test_sink_full_named(void **state)
 {
 	(void)state;
 	static struct sb_run r;
-	struct run_spec spec = {
-		.sampler = sampler_find("mach"),
-		.workload = workload_find("skewed"),
-		.threads = 2,
-		.hz = 100,
-		.duration_s = 1.0,
-		.seed = 1,
-		.sink_samples = 40,
-	};
-	assert_non_null(spec.sampler);
-	live_run = &r;
-	run_free(&r);
-	assert_int_equal(runner_run(&spec, 0, &r), 0);
+
+	run_skewed_into("mach", 2, 40, &r);
 	printf("mach into a 40-sample sink: %s: %s\n", run_status_name(r.status), r.reason);
 	assert_int_equal(r.status, SB_RUN_LOSSY);
 	assert_non_null(strstr(r.reason, "sink was full: 40 held"));

@@ -126,6 +126,28 @@ struct worker {
 	uint64_t units;
 };
 
+/* Wakes the n workers w[0..n) blocked in a read of pipe fds[0] (a byte each), joins
+ * them and closes the pipe. */
+static void release_readers(int fds[2], struct worker *w, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(write(fds[1], "x", 1), 1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* The ticks the sink's samples stand for, per thread slot 0..n-1, into ticks[]. */
+static void ticks_per_slot(uint64_t *ticks, int n)
+{
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *x = &sink->samples[i];
+		if (x->thread_index >= 0 && x->thread_index < n)
+			ticks[x->thread_index] += sample_ticks(x);
+	}
+}
+
 /* A workload thread: announces itself, then spins in its slot-unique leaf. */
 static void *spin(void *arg)
 {
@@ -563,17 +585,8 @@ static void test_pool_read_once(void **state)
 	start_mach(200, 1);
 	sleep_ms(300);
 	stop_mach();
-	for (int i = 0; i < POOL; i++)
-		assert_int_equal(write(sleeper_pipe[1], "x", 1), 1);
-	for (int i = 0; i < POOL; i++)
-		assert_int_equal(pthread_join(w[i].t, NULL), 0);
-	close(sleeper_pipe[0]);
-	close(sleeper_pipe[1]);
-	for (size_t i = 0; i < sink_count(sink); i++) {
-		const struct sb_sample *x = &sink->samples[i];
-		if (x->thread_index >= 0 && x->thread_index < POOL)
-			ticks[x->thread_index] += sample_ticks(x);
-	}
+	release_readers(sleeper_pipe, w, POOL);
+	ticks_per_slot(ticks, POOL);
 	double done = stat("ticks_done"), read = stat("threads_read"), scans = stat("wake_scans");
 	/* a wake scan reads every cold thread: the pool and this one */
 	double first_reads = read - scans * (POOL + 1);
@@ -774,12 +787,7 @@ static void test_cold_threads(void **state)
 	 * of its own (a write a read returns is an order ThreadSanitizer sees) */
 	assert_int_equal(pthread_join(w[COLD_IDLE].t, NULL), 0);
 	stop_mach();
-	for (int i = 0; i < COLD_IDLE; i++)
-		assert_int_equal(write(cold_pipe[1], "x", 1), 1);
-	for (int i = 0; i < COLD_IDLE; i++)
-		assert_int_equal(pthread_join(w[i].t, NULL), 0);
-	close(cold_pipe[0]);
-	close(cold_pipe[1]);
+	release_readers(cold_pipe, w, COLD_IDLE);
 
 	for (size_t i = 0; i < sink_count(sink); i++) {
 		const struct sb_sample *s = &sink->samples[i];
