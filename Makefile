@@ -238,8 +238,9 @@ gate-quick: deps $(BIN)
 	skipped=$$($(BIN) show $(BUILD)/quick.h5 | awk '$$7 == "skipped" { print $$2 }' | sort -u); \
 	[ -z "$$skipped" ] || { echo "quick gate: skipped here, where the quick profile's samplers must run:" $$skipped; exit 1; }
 
-# The workloads profile of ci/matrix (every healthy built-in on every shipped workload, 5 x
-# 1 s a cell, ~12 min on 2 cores) judged by ci/budgets: no false alarm on any workload.
+# The workloads profile of ci/matrix (every healthy built-in on every shipped workload, 3 to
+# 5 x 1 s a cell, about 7 min on 2 cores) judged by ci/budgets: no false alarm on any
+# workload.
 # A benchmark like gate-quick, with its confirmation; .ci/run runs it after gate-quick.
 .PHONY: gate-workloads
 gate-workloads: deps $(BIN)
