@@ -129,6 +129,11 @@ static size_t check_runs(const struct sb_run *runs, size_t n, size_t want_runs,
 					r->sampler, t->index, t->tid, (double)t->cpu_ns / 1e6);
 			assert_true(t->samples > 0);
 		}
+		if (busy < min_busy)
+			for (size_t k = 0; k < r->nthread_rows; k++)
+				fprintf(stderr, "%s: thread %d (tid %d): %.0f ms CPU, %zu busy of %zu wanted\n",
+					r->sampler, r->thread_rows[k].index, r->thread_rows[k].tid,
+					(double)r->thread_rows[k].cpu_ns / 1e6, busy, min_busy);
 		assert_true(busy >= min_busy);
 		if (!names_threads(r->sampler)) {
 			/* not 1.0, as if every sample were on no thread */
@@ -331,10 +336,12 @@ static void test_sampler_changed_mask(void **state)
 	free_runs(runs, n);
 }
 
-/* ~32 MiB of mutated repeats: compressible enough that xz -1 takes a second or two. */
+/* ~96 MiB of mutated repeats for xz -T2 -1: each of its two workers must use well over
+ * BIG_THREAD_NS. At 32 MiB they used 0.11-0.13 s each (22-28 samples at 100 Hz over the
+ * three), and one fell under 0.1 s in a ThreadSanitizer make check of .ci/run. */
 static int make_input(const char *path)
 {
-	enum { BLOCK = 64 * 1024, TOTAL = 32 * 1024 * 1024 };
+	enum { BLOCK = 64 * 1024, TOTAL = 96 * 1024 * 1024 };
 	static unsigned char blk[BLOCK], cur[BLOCK];
 	uint64_t x = 88172645463325252ull;
 	FILE *f = fopen(path, "w");
