@@ -250,6 +250,19 @@ int registry_compact(void)
 	return n;
 }
 
+int registry_free(uint32_t idx)
+{
+	struct reg_entry *e = &entries[idx % REG_CAP];
+	uint32_t dead = E_DEAD;
+
+	if (atomic_load_explicit(&e->state, memory_order_relaxed) != E_DEAD ||
+	    !atomic_compare_exchange_strong(&e->state, &dead, E_FREE))
+		return 0;
+	atomic_fetch_sub_explicit(&ndead, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&nfree_low, 1, memory_order_relaxed);
+	return 1;
+}
+
 static int count_state(uint32_t st)
 {
 	uint32_t h = atomic_load(&high);

@@ -65,6 +65,9 @@ int registry_read(uint32_t idx, struct reg_snap *out);
 /* Turns DEAD entries into FREE ones. Returns how many. Call between ticks. O(1) when no
  * entry is DEAD. */
 int registry_compact(void);
+/* Turns entry idx FREE if it is DEAD (a sampler that read its exit in the change log).
+ * Returns 1 when it did, else 0. O(1), where registry_compact() scans every entry. */
+int registry_free(uint32_t idx);
 /* Entries in state LIVE / DEAD right now (racy counts, for tests and stats). */
 int registry_live(void);
 int registry_dead(void);

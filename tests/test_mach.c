@@ -644,7 +644,14 @@ static void test_churn_balanced(void **state)
 		assert_int_equal(pthread_join(c[i], &ret), 0);
 		assert_null(ret);
 	}
+	/* The sampler frees the entries of the threads that exited, from the change log,
+	 * within a few ticks: no scan of them all, and none left for an adder to compact. */
+	uint64_t dead_at = sb_now_ns();
+	while (registry_dead() > 0 && sb_now_ns() - dead_at < 500000000ull)
+		sleep_ms(1);
+	int dead_left = registry_dead();
 	stop_mach();
+	assert_int_equal(dead_left, 0);
 	print_message("churn: targets %.0f = samples %.0f + dropped %.0f + skipped %.0f + "
 		      "timeouts %.0f + deferred lost %.0f, ticks %.0f/%.0f\n",
 		      stat("targets"), stat("samples_captured"), stat("samples_dropped"),
@@ -952,6 +959,137 @@ static void test_blocked_thread_peeked(void **state)
 	assert_true(reused >= 3);
 }
 
+/* Stacks deeper than the sampler's short per-thread buffer (MACH_SHORT_FRAMES, 32
+ * frames): blocked threads with DEEP_FRAMES frames of deep_down() above their read,
+ * between shallow blocked ones (each thread's short buffer is next to another's), and a
+ * busy one as deep, stopped every tick. Every sample of a blocked thread is its first
+ * (peek, then cold and reused): every frame of deep_down, not truncated, no frame of a
+ * neighbour; the busy thread's stops walk all of deep_down too. The read is libc's syscall(), which ThreadSanitizer does
+ * not intercept (see peek_blocker). */
+#define DEEP_FRAMES 60
+/* ThreadSanitizer runs a signal's handler at its next interceptor, in its runtime, whose
+ * frames end the walk (test_workloads.c, SIGNAL_STACKS_VALID): the busy thread's stops
+ * are counted there, their stacks not checked. */
+#ifdef __SANITIZE_THREAD__
+#define STOP_STACKS_VALID 0
+#else
+#define STOP_STACKS_VALID 1
+#endif
+#define DEEP_SLOTS 6 /* shallow, deep, shallow, deep, shallow blocked; the last busy */
+static int deep_pipe[2];
+
+__attribute__((noinline, noclone)) uint64_t deep_down(struct worker *w, int n, int busy)
+{
+	uint64_t r = 0;
+	char c;
+
+	if (n > 0) {
+		r = deep_down(w, n - 1, busy);
+	} else if (busy) {
+		atomic_store(&w->tid, sb_gettid());
+		while (!atomic_load_explicit(&stop_work, memory_order_acquire))
+			wl_slot_work(w->index, 42, 2000);
+	} else {
+		atomic_store(&w->tid, sb_gettid());
+		while (syscall(SYS_read, deep_pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* ThreadSanitizer sees no order in a raw read: this acquire orders the main
+		 * thread's stop (sb_active_sampler) before our sb_thread_end() */
+		while (!atomic_load_explicit(&stop_work, memory_order_acquire))
+			sleep_ms(1);
+	}
+	__asm__ volatile("" : "+r"(r)); /* not a tail call: every frame stays */
+	return r + 1;
+}
+
+static void *deep_worker(void *arg)
+{
+	struct worker *w = arg;
+
+	sb_thread_begin(w->index);
+	/* odd slots are deep, the last one busy */
+	deep_down(w, w->index % 2 ? DEEP_FRAMES : 0, w->index == DEEP_SLOTS - 1);
+	sb_thread_end();
+	return NULL;
+}
+
+/* Frames of sample s that name deep_down. */
+static uint32_t deep_frames(const struct sb_sample *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < s->depth; d++) {
+		Dl_info info;
+		uint64_t pc = sink->frames[s->frame_offset + d];
+		n += dladdr((void *)(uintptr_t)(pc - 1), &info) && info.dli_sname &&
+		     !strcmp(info.dli_sname, "deep_down");
+	}
+	return n;
+}
+
+static void test_deep_stacks_kept(void **state)
+{
+	(void)state;
+	struct worker w[DEEP_SLOTS] = { 0 };
+	const struct sb_sample *first[DEEP_SLOTS] = { 0 };
+	size_t n[DEEP_SLOTS] = { 0 }, stops = 0;
+
+	atomic_store(&stop_work, 0);
+	assert_int_equal(pipe(deep_pipe), 0);
+	for (int i = 0; i < DEEP_SLOTS; i++) {
+		w[i].index = i;
+		assert_int_equal(pthread_create(&w[i].t, NULL, deep_worker, &w[i]), 0);
+	}
+	for (int i = 0; i < DEEP_SLOTS; i++)
+		while (atomic_load(&w[i].tid) == 0)
+			sleep_ms(1);
+	sleep_ms(20); /* into their reads */
+	start_mach(200, 1);
+	sleep_ms(300);
+	stop_mach();
+	atomic_store(&stop_work, 1);
+	for (int i = 0; i < DEEP_SLOTS - 1; i++)
+		assert_int_equal(write(deep_pipe[1], "x", 1), 1);
+	for (int i = 0; i < DEEP_SLOTS; i++)
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+	close(deep_pipe[0]);
+	close(deep_pipe[1]);
+	for (size_t i = 0; i < sink_count(sink); i++) {
+		const struct sb_sample *s = &sink->samples[i];
+		int k = s->thread_index;
+		if (k < 0 || k >= DEEP_SLOTS)
+			continue;
+		n[k]++;
+		/* (a peek's walk error is allowed: under ThreadSanitizer it can end early) */
+		assert_false(s->flags & SB_SAMPLE_TRUNCATED);
+		if (k == DEEP_SLOTS - 1) { /* busy: its stops */
+			if (s->flags & (SB_SAMPLE_PEEKED | SB_SAMPLE_REUSED))
+				continue;
+			stops++;
+			if (STOP_STACKS_VALID)
+				assert_true(deep_frames(s) >= DEEP_FRAMES);
+			continue;
+		}
+		if (!first[k]) {
+			first[k] = s;
+			assert_true(k % 2 ? deep_frames(s) >= DEEP_FRAMES
+					  : s->depth > 0 && s->depth < 32);
+			continue;
+		}
+		assert_int_equal(s->depth, first[k]->depth);
+		assert_memory_equal(&sink->frames[s->frame_offset],
+				    &sink->frames[first[k]->frame_offset],
+				    s->depth * sizeof(sink->frames[0]));
+	}
+	print_message("deep: samples per slot %zu %zu %zu %zu %zu %zu, %zu stops of the busy one; "
+		      "first stacks of %u and %u frames (%u of deep_down)\n", n[0], n[1], n[2],
+		      n[3], n[4], n[5], stops, first[0] ? first[0]->depth : 0,
+		      first[1] ? first[1]->depth : 0, first[1] ? deep_frames(first[1]) : 0);
+	for (int k = 0; k < DEEP_SLOTS - 1; k++)
+		assert_true(n[k] >= 2); /* a first sample, and a cold span at least */
+	assert_true(stops >= 10);
+}
+
 /* tc_pc_at_syscall() on code bytes that are never run: a system call instruction, the
  * instruction after it, and the one after that. */
 #if defined(__x86_64__)
@@ -1082,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_pool_read_once),
 		cmocka_unit_test(test_eintr_counted),
 		cmocka_unit_test(test_blocked_thread_peeked),
+		cmocka_unit_test(test_deep_stacks_kept),
 		cmocka_unit_test(test_pc_at_syscall),
 		cmocka_unit_test(test_batch_straggler),
 		cmocka_unit_test(test_bad_config),

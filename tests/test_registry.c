@@ -1,5 +1,5 @@
 /* test_registry.c - sampler/registry.c: registration through the pthread_create wrapper,
- * exit by return and by pthread_exit, compaction, and lock-free snapshots while threads
+ * exit by return and by pthread_exit, compaction, freeing one entry, and lock-free snapshots while threads
  * churn (run under SANITIZE=thread and SANITIZE=address,undefined too). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,6 +79,33 @@ static void check_lifecycle(int use_exit)
 	assert_true(registry_dead() >= 1);
 	assert_true(registry_compact() >= 1);
 	assert_int_equal(registry_dead(), 0);
+}
+
+/* registry_free frees one entry, and only a dead one: a sampler that read a thread's exit
+ * in the change log frees its entry without scanning them all. */
+static void test_free_one(void **state)
+{
+	(void)state;
+	struct gate g = { 0 };
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, gated, &g), 0);
+	while (atomic_load(&g.tid) == 0)
+		usleep(100);
+	int n = registry_snapshot(snap, REG_CAP);
+	const struct reg_snap *e = find_tid(n, atomic_load(&g.tid));
+	assert_non_null(e);
+	uint32_t idx = e->idx;
+	int live = registry_live(), dead = registry_dead(); /* earlier tests' left */
+
+	assert_int_equal(registry_free(idx), 0); /* live: kept */
+	assert_int_equal(registry_live(), live);
+	atomic_store(&g.release, 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(registry_dead(), dead + 1);
+	assert_int_equal(registry_free(idx), 1);
+	assert_int_equal(registry_dead(), dead);
+	assert_int_equal(registry_free(idx), 0); /* free already */
 }
 
 /* 1 when idx[0..n) holds entry i. */
@@ -250,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_lifecycle_pthread_exit),
 		cmocka_unit_test(test_add_remove_self),
 		cmocka_unit_test(test_change_log),
+		cmocka_unit_test(test_free_one),
 		cmocka_unit_test(test_snapshot_during_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
