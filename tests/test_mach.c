@@ -561,6 +561,24 @@ static void test_peek_out_of_fds(void **state)
 	assert_true(peeked_late >= 1);
 }
 
+/* Starts n threads fn(&w[i]) in slots 0..n-1 and waits until each has published its tid
+ * (fn does so just before it blocks, or as it starts its work); then 300 ms of mach-idle at
+ * 200 Hz. The threads are left as they are. */
+static void run_beside_blocked(struct worker *w, int n, void *(*fn)(void *))
+{
+	for (int i = 0; i < n; i++) {
+		w[i].index = i;
+		assert_int_equal(pthread_create(&w[i].t, NULL, fn, &w[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		while (atomic_load(&w[i].tid) == 0)
+			sleep_ms(1);
+	sleep_ms(20); /* into their reads */
+	start_mach(200, 1);
+	sleep_ms(300);
+	stop_mach();
+}
+
 /* A pool of threads blocked since before the sampler started (a server's): each is read
  * once, at its first sample, a peek, and goes cold at once, not after two idle ticks of
  * reads; it still has a sample at every tick. Reads by a wake scan (every cold thread,
@@ -574,17 +592,7 @@ static void test_pool_read_once(void **state)
 	uint64_t ticks[POOL] = { 0 };
 
 	assert_int_equal(pipe(sleeper_pipe), 0);
-	for (int i = 0; i < POOL; i++) {
-		w[i].index = i;
-		assert_int_equal(pthread_create(&w[i].t, NULL, plain_sleeper, &w[i]), 0);
-	}
-	for (int i = 0; i < POOL; i++)
-		while (atomic_load(&w[i].tid) == 0)
-			sleep_ms(1);
-	sleep_ms(20); /* into their reads */
-	start_mach(200, 1);
-	sleep_ms(300);
-	stop_mach();
+	run_beside_blocked(w, POOL, plain_sleeper);
 	release_readers(sleeper_pipe, w, POOL);
 	ticks_per_slot(ticks, POOL);
 	double done = stat("ticks_done"), read = stat("threads_read"), scans = stat("wake_scans");
@@ -1036,17 +1044,7 @@ static void test_deep_stacks_kept(void **state)
 
 	atomic_store(&stop_work, 0);
 	assert_int_equal(pipe(deep_pipe), 0);
-	for (int i = 0; i < DEEP_SLOTS; i++) {
-		w[i].index = i;
-		assert_int_equal(pthread_create(&w[i].t, NULL, deep_worker, &w[i]), 0);
-	}
-	for (int i = 0; i < DEEP_SLOTS; i++)
-		while (atomic_load(&w[i].tid) == 0)
-			sleep_ms(1);
-	sleep_ms(20); /* into their reads */
-	start_mach(200, 1);
-	sleep_ms(300);
-	stop_mach();
+	run_beside_blocked(w, DEEP_SLOTS, deep_worker);
 	atomic_store(&stop_work, 1);
 	for (int i = 0; i < DEEP_SLOTS - 1; i++)
 		assert_int_equal(write(deep_pipe[1], "x", 1), 1);
