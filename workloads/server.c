@@ -3,13 +3,17 @@
  *
  * Slots 0..busy-1 spin on verified work as balanced does; every other slot blocks until
  * the end, alternately in poll(2) on a pipe nobody writes to before the end and in a
- * futex wait on a word (Darwin: 100 ms kevent waits, platform/darwin/inline.h). Each
+ * futex wait on a word of its own, as a pool thread parks on its own condition variable
+ * (a JVM's Parker, Go's per-thread note), so that thousands of waiters spread over the
+ * kernel's futex hash as a real pool's do (Darwin: 100 ms kevent waits,
+ * platform/darwin/inline.h). Each
  * issues its system call itself (platform.h), so that the workload's function is the
  * leaf while the thread is blocked: its stack can be judged like any other (`offcpu`).
  * busy is `param`, default 2, and at most threads-1, so that at least one thread idles.
  * Once the busy threads are done (the deadline), a helper thread (no slot: its CPU is the
  * harness's) wakes the others: one byte into the pipe (poll then returns in every thread
- * at once, and in any that comes late) and the word set and woken. Thousands of threads
+ * at once, and in any that comes late), then `done` set and each waiter's word set and
+ * woken. Thousands of threads
  * waking at once wait long for a CPU; the busy threads have ended by then. Truth:
  * the busy threads' CPU, the idle ones' next to nothing (their start and end), every
  * thread alive the whole run; an interrupted wait counts in `eintr`. Threads get 256 KiB
@@ -31,7 +35,8 @@
 struct server_wl {
 	int busy;         /* slots [0, busy) spin */
 	int pipe_fds[2];  /* poll waits on [0]; the wake-up writes one byte to [1] */
-	_Atomic uint32_t done; /* the word the futex waiters wait on: 1, the run is over */
+	_Atomic uint32_t done; /* 1: the run is over */
+	_Atomic uint32_t *words; /* threads: the word each futex waiter waits on, 1 once woken */
 	_Atomic int busy_left; /* busy threads not done yet */
 	pthread_t waker;
 };
@@ -47,13 +52,13 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_poll(struct serve
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
-/* Blocks in a futex wait until the run is over. */
+/* Blocks in a futex wait on its own word until the run is over. */
 static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_wait(struct server_wl *s,
-								     struct wl_truth *t)
+								     struct wl_truth *t, int index)
 {
 	wl_keep(0); /* a call first: the frame record is set up before the wait (workload.h) */
 	while (!atomic_load_explicit(&s->done, memory_order_acquire))
-		if (plat_leaf_wait_word(&s->done, 0) == -EINTR)
+		if (plat_leaf_wait_word(&s->words[index], 0) == -EINTR)
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
@@ -72,7 +77,12 @@ static void *server_waker(void *arg)
 	while (write(s->pipe_fds[1], &b, 1) < 0 && errno == EINTR)
 		;
 	atomic_store_explicit(&s->done, 1, memory_order_release);
-	plat_wake_word_all(&s->done);
+	for (int i = s->busy; i < ctx->threads; i++) {
+		if (i % 2) /* a poll slot */
+			continue;
+		atomic_store_explicit(&s->words[i], 1, memory_order_release);
+		plat_wake_word_all(&s->words[i]);
+	}
 	atomic_fetch_add(&ctx->aux_cpu_ns, sb_thread_cpu_ns());
 	sb_thread_end();
 	return NULL;
@@ -93,7 +103,7 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_thread(struct wl_
 	if (index % 2)
 		server_poll(s, &ctx->truth[index]);
 	else
-		server_wait(s, &ctx->truth[index]);
+		server_wait(s, &ctx->truth[index], index);
 	__asm__ volatile("" ::: "memory"); /* no tail call: this frame stays under the wait */
 }
 
@@ -103,7 +113,9 @@ static int server_setup(struct wl_ctx *ctx)
 
 	if (!s)
 		return -1;
-	if (plat_pipe_cloexec(s->pipe_fds) != 0) {
+	s->words = calloc((size_t)ctx->threads, sizeof(*s->words));
+	if (!s->words || plat_pipe_cloexec(s->pipe_fds) != 0) {
+		free(s->words);
 		free(s);
 		return -1;
 	}
@@ -139,6 +151,7 @@ static void server_teardown(struct wl_ctx *ctx)
 
 	close(s->pipe_fds[0]);
 	close(s->pipe_fds[1]);
+	free(s->words);
 	free(s);
 	ctx->priv = NULL;
 }
