@@ -21,9 +21,10 @@
 
 #define CAL_SIG_OFFSET 6    /* SIGRTMIN+6: not the rendezvous' +5 */
 
+/* Shared (no FUTEX_PRIVATE_FLAG), as the rendezvous' own futexes (thread_ctl_linux.c). */
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
 {
-	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+	return syscall(SYS_futex, addr, op, val, NULL, NULL, 0);
 }
 
 /* The first two CPUs this process may run on; -1 when it has only one. */

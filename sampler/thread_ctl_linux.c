@@ -77,9 +77,18 @@ static _Atomic uint64_t spin_wakes;
 static struct sigaction old_action;
 static int installed;
 
+/* Without FUTEX_PRIVATE_FLAG: the rendezvous' words go in the kernel's global futex hash,
+ * not in the process's own, which Linux 6.16+ sizes by the CPUs (16 buckets on 2 CPUs).
+ * Thousands of threads in private futex waits (a pool's parked threads) fill those buckets,
+ * and every wait and wake on a word of a bucket walks its waiters under the bucket's lock,
+ * with preemption off: beside 5,000 waiters on words of their own a wake cost 3.6 us
+ * against 0.2 us, and 214 us on a word that shared the bucket of 5,000 waiters on one
+ * word. A wake in a target's handler then held its CPU from the sampler, whose stops of
+ * the busy threads took 254-339 us at the p99 beside 10,000 `server` threads, against
+ * 59-207 us so (docs/findings.md). */
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
 int tc_signo(void)
