@@ -2,6 +2,7 @@
 #include "harness/host.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -154,17 +155,39 @@ static uint64_t fnv(uint64_t h, const char *s)
 	return h ^ 0xff;
 }
 
-/* A coarse bucket of a calibrated time: hosts within 2x of each other share it, unless
- * they straddle a boundary (powers of 4 from 128 ns: 0.2 us and 1 us syscalls differ). */
-static int bucket(double ns)
+/* Folds every file of the kernel's CPU vulnerabilities directory into x, name and first
+ * line, in name order: the mitigations in force, which move a system call's cost 4x
+ * (page-table isolation) and more. Read, not timed: a timed floor bucketed into the
+ * fingerprint flipped between runs of one host whose syscall floor sat at a bucket's edge
+ * (130-140 ns against 128), which made two machine classes of one VM. */
+static uint64_t fold_mitigations(uint64_t x)
 {
-	return ns > 0 ? (int)floor(log(ns / 128.0) / log(4.0)) : -1;
+	const char *dir = "/sys/devices/system/cpu/vulnerabilities";
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		char path[512], line[256] = "";
+		if (names[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+			FILE *f = fopen(path, "r");
+			if (f) {
+				if (!fgets(line, sizeof(line), f))
+					line[0] = 0;
+				fclose(f);
+			}
+			x = fnv(fnv(x, names[i]->d_name), line);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return x;
 }
 
 void host_fingerprint(struct sb_host *h)
 {
 	struct utsname u;
-	char model[256], hyper[64] = "", melt[128], spectre[128], parts[64];
+	char model[256], hyper[64] = "", parts[64];
 	uint64_t x = 1469598103934665603ull;
 
 	read_keyed("/proc/cpuinfo", "model name", model, sizeof(model));
@@ -183,17 +206,12 @@ void host_fingerprint(struct sb_host *h)
 			}
 		fclose(f);
 	}
-	read_keyed("/sys/devices/system/cpu/vulnerabilities/meltdown", "", melt, sizeof(melt));
-	read_keyed("/sys/devices/system/cpu/vulnerabilities/spectre_v2", "", spectre, sizeof(spectre));
 	x = fnv(x, model);
 	x = fnv(x, hyper);
-	x = fnv(x, melt);
-	x = fnv(x, spectre);
+	x = fold_mitigations(x);
 	if (uname(&u) == 0)
 		x = fnv(x, u.release);
-	/* Only the syscall floor: it moves 4x with page-table isolation and little else;
-	 * wake-up floors scatter 2x between sessions on one host. */
-	snprintf(parts, sizeof(parts), "%d/%d", h->nproc, bucket(host_fact(h, "syscall_p50_ns")));
+	snprintf(parts, sizeof(parts), "%d", h->nproc);
 	x = fnv(x, parts);
 	snprintf(h->fingerprint, sizeof(h->fingerprint), "%.16s-%dcpu-%.8s-%08llx",
 		 uname(&u) == 0 ? u.machine : "unknown", (int)(h->nproc & 0xffff), hyper,

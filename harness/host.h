@@ -17,9 +17,9 @@ void host_probe_calibrated(struct sb_host *h);
 
 /* Sets h->fingerprint: which machine class h is, for comparing timings only within one
  * (per-machine baselines). `<arch>-<N>cpu-<vm|bare>-<hash>`, the hash over the CPU model,
- * hypervisor, Meltdown and Spectre v2 mitigations, kernel release, CPU count and a coarse
- * bucket (powers of 4) of the calibrated syscall floor. Call after the start calibration
- * (calibrate.h). */
+ * hypervisor, every CPU vulnerability's mitigation as the kernel reports it, the kernel
+ * release and the CPU count: read from the host, nothing timed, so one host keeps one
+ * fingerprint from run to run. */
 void host_fingerprint(struct sb_host *h);
 
 /* CONFIG_HZ from the kernel config, or -1. */
