@@ -73,7 +73,8 @@ static _Atomic int rescuer_ready;
 static int resume_leftovers(void);
 
 /* Once rescuer_ready is set the rescuer only sleeps and reads the double's table: it
- * allocates nothing. setup() waits for that, because the runs fork a child that goes on
+ * allocates nothing, except in a rescue, while the main thread (the only one that forks)
+ * is suspended. setup() waits for that, because the runs fork a child that goes on
  * allocating, and ASan's allocator (unlike glibc's malloc) takes no lock around fork():
  * a child forked while the new thread's start-up allocated inherited its lock held and
  * hung in its first calloc. */
