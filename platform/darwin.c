@@ -249,3 +249,10 @@ void plat_barrier_destroy(plat_barrier_t *b)
 	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->mu);
 }
+
+int plat_populate_write(void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return -1; /* no such advice; the zero-page copy stays */
+}

@@ -132,3 +132,20 @@ void plat_thread_get_name(char *buf, size_t len)
 	memcpy(buf, name, n);
 	buf[n] = 0;
 }
+
+int plat_populate_write(void *addr, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)addr & ~((uintptr_t)page - 1);
+	uintptr_t hi = ((uintptr_t)addr + len + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+
+	if (page <= 0 || hi <= lo)
+		return -1;
+	return madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+	(void)addr;
+	(void)len;
+	return -1;
+#endif
+}

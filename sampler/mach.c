@@ -274,6 +274,7 @@ static struct {
 	uint64_t settle_seq;        /* settle_departed() calls */
 	int firsts;                 /* first samples this tick (MACH_FIRSTS_SHARE) */
 	uint32_t ts_high;           /* entries of ts tracked at least once are below */
+	uint32_t ts_populated;      /* entries of ts below are on pages made writable */
 	uint64_t setup_cpu_ns;      /* CPU of start() and stop() in the caller's thread */
 	uint64_t proc_cpu_last, self_cpu_last; /* the process's and the sampler's clocks */
 	int64_t unexplained_ns;     /* process CPU no thread read since the last full read */
@@ -739,10 +740,26 @@ static int defer_target(struct mach_target *g)
 /* Per-entry state for a thread seen for the first time. Threads registered after start
  * are charged from their birth (their CPU clock starts at 0, like the workload's truth);
  * older ones (the main thread) from the first reading. */
+/* Makes M.ts writable on fresh pages up to entry idx and a chunk beyond (plat_populate_write)
+ * before track() reads it: the first read of a zero page and the copy at its first write
+ * flush the TLB of every CPU running the process, the busy threads' among them, and 10,000
+ * new threads fill some 600 pages. The registry hands out entries from the bottom up. */
+#define MACH_TS_POPULATE 256
+static void ts_populate(uint32_t idx)
+{
+	uint32_t end = idx + MACH_TS_POPULATE < REG_CAP ? idx + MACH_TS_POPULATE : REG_CAP;
+
+	if (idx < M.ts_populated)
+		return;
+	plat_populate_write(M.ts + M.ts_populated, (end - M.ts_populated) * sizeof(*M.ts));
+	M.ts_populated = end;
+}
+
 static void track(const struct reg_snap *e, uint64_t cpu_now)
 {
 	struct mach_tstate *ts = &M.ts[e->idx];
 
+	ts_populate(e->idx);
 	if (ts->gen == e->gen)
 		return;
 	end_cold(e->idx, M.tick_seq); /* its entry's previous thread exited */
@@ -994,6 +1011,7 @@ static void snap_update(uint32_t idx)
 {
 	struct reg_snap e;
 
+	ts_populate(idx);
 	if (!registry_read(idx, &e)) {
 		if (M.nexited < REG_CAP) /* also one that came and went between two ticks */
 			M.exited[M.nexited++] = idx;
@@ -1405,6 +1423,7 @@ static void free_state(void)
 		if (M.ts[i].gen && M.ts[i].peek_fd >= 0)
 			close(M.ts[i].peek_fd);
 	M.ts_high = 0;
+	M.ts_populated = 0;
 	free(M.snap);
 	free(M.hot);
 	free(M.pos);
