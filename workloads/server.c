@@ -10,7 +10,9 @@
  * issues its system call itself (platform.h), so that the workload's function is the
  * leaf while the thread is blocked: its stack can be judged like any other (`offcpu`).
  * busy is `param`, default 2, and at most threads-1, so that at least one thread idles.
- * Once the busy threads are done (the deadline), a helper thread (no slot: its CPU is the
+ * Once the busy threads are done (the deadline) and have left the sampler (their `ends`:
+ * a busy thread woken sooner than the herd's last waiter would stay the sampler's, its
+ * wait outside its truth counted as its samples), a helper thread (no slot: its CPU is the
  * harness's) wakes the others: one byte into the pipe (poll then returns in every thread
  * at once, and in any that comes late), then `done` set and each waiter's word set and
  * woken. Thousands of threads
@@ -37,7 +39,7 @@ struct server_wl {
 	int pipe_fds[2];  /* poll waits on [0]; the wake-up writes one byte to [1] */
 	_Atomic uint32_t done; /* 1: the run is over */
 	_Atomic uint32_t *words; /* threads: the word each futex waiter waits on, 1 once woken */
-	_Atomic int busy_left; /* busy threads not done yet */
+	_Atomic uint32_t start_failed; /* 1: a thread never started, the busy may be missing */
 	pthread_t waker;
 };
 
@@ -62,7 +64,19 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_wait(struct serve
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
-/* The helper: once the busy threads are done, every idle thread returns, also those
+/* 1 once every busy slot's thread has left the sampler (sb_thread_end), or when a thread
+ * never started, so that the waker waits for nobody. */
+static int server_busy_out(const struct wl_ctx *ctx, struct server_wl *s)
+{
+	if (atomic_load(&s->start_failed))
+		return 1;
+	for (int i = 0; i < s->busy; i++)
+		if (atomic_load(&ctx->truth[i].ends) == 0)
+			return 0;
+	return 1;
+}
+
+/* The helper: once the busy threads are out, every idle thread returns, also those
  * still starting. */
 static void *server_waker(void *arg)
 {
@@ -72,7 +86,7 @@ static void *server_waker(void *arg)
 
 	sb_thread_begin(-1);
 	plat_sleep_until_ns(ctx->deadline_ns);
-	while (atomic_load(&s->busy_left) > 0)
+	while (!server_busy_out(ctx, s))
 		plat_sleep_until_ns(sb_now_ns() + 1000000);
 	while (write(s->pipe_fds[1], &b, 1) < 0 && errno == EINTR)
 		;
@@ -96,7 +110,6 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_thread(struct wl_
 	if (index < s->busy) {
 		while (sb_now_ns() < ctx->deadline_ns)
 			wl_unit(ctx, index);
-		atomic_fetch_sub(&s->busy_left, 1);
 		return;
 	}
 	wl_progress_idle();
@@ -124,7 +137,6 @@ static int server_setup(struct wl_ctx *ctx)
 		s->busy = ctx->threads > 1 ? ctx->threads - 1 : 1;
 	if (ctx->stack_kb == 0)
 		ctx->stack_kb = SERVER_STACK_KB;
-	atomic_store(&s->busy_left, s->busy);
 	ctx->priv = s;
 	return 0;
 }
@@ -140,7 +152,7 @@ static int server_run(struct wl_ctx *ctx)
 	}
 	int rc = wl_run_threads(ctx, ctx->threads, server_thread);
 	if (rc != 0) /* a thread that never started: the waker must not wait for it */
-		atomic_store(&s->busy_left, 0);
+		atomic_store(&s->start_failed, 1);
 	pthread_join(s->waker, NULL);
 	return rc;
 }

@@ -62,6 +62,7 @@ static void *wl_trampoline(void *p)
 	plat_thread_get_name(t->name, sizeof(t->name));
 	wl_integrity_end(&integ, t);
 	sb_thread_end();
+	atomic_fetch_add(&t->ends, 1);
 	return NULL;
 }
 

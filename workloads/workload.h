@@ -32,6 +32,9 @@ struct wl_truth {
 	_Atomic uint64_t eintr;           /* interrupted syscalls seen (syscall) */
 	_Atomic uint64_t short_io;        /* short reads or writes seen (syscall) */
 	_Atomic uint32_t os_threads;      /* OS threads that ran in this slot */
+	/* OS threads of this slot that have left the sampler (sb_thread_end returned): from
+	 * then on none of its samples can come, so a workload may crowd the CPUs */
+	_Atomic uint32_t ends;
 	_Atomic int32_t tid;              /* last OS tid in this slot */
 	/* work per declared function, in units proportional to its CPU time (hotspot, alias,
 	 * burst): iterations of the same loop body */
