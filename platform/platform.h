@@ -74,12 +74,13 @@ int plat_thread_set_name(const char *name);
 void plat_thread_get_name(char *buf, size_t len);
 
 /* Makes the pages of [addr, addr + len) present and writable without changing what they
- * hold (Linux: madvise MADV_POPULATE_WRITE, 5.14+): every page holding a byte of it, so the
- * range must be writable memory of the caller's (a page is mapped whole or not). Memory
+ * hold (Linux: one locked write of each page's byte that leaves it as it was): every page
+ * holding a byte of it, so the range must be writable memory of the caller's. Memory
  * calloc'd from fresh pages that is read before it is written first maps the shared zero
  * page, then copies it at the first write and flushes the other CPUs' TLBs (an IPI to
- * each CPU running the process); populated first, it takes one fault-free write.
- * Returns 0, or -1 where the system cannot (Darwin, older kernels): nothing changes. */
+ * each CPU running the process); populated first, it takes one fault-free write. Safe
+ * beside other writers of the range (each touch is atomic); never takes the process's
+ * mmap lock. Returns 0, or -1 where the system cannot (Darwin, len 0): nothing changes. */
 int plat_populate_write(void *addr, size_t len);
 
 /* A code address read from the stack (a return address) or a register, with pointer

@@ -737,13 +737,12 @@ static int defer_target(struct mach_target *g)
 	return r;
 }
 
-/* Per-entry state for a thread seen for the first time. Threads registered after start
- * are charged from their birth (their CPU clock starts at 0, like the workload's truth);
- * older ones (the main thread) from the first reading. */
 /* Makes M.ts writable on fresh pages up to entry idx and a chunk beyond (plat_populate_write)
  * before track() reads it: the first read of a zero page and the copy at its first write
  * flush the TLB of every CPU running the process, the busy threads' among them, and 10,000
- * new threads fill some 600 pages. The registry hands out entries from the bottom up. */
+ * new threads fill some 600 pages. Each page is written, not madvise'd, which would wait
+ * on the mmap lock behind the thread creating threads. The registry hands out entries
+ * from the bottom up. */
 #define MACH_TS_POPULATE 256
 static void ts_populate(uint32_t idx)
 {
@@ -755,6 +754,9 @@ static void ts_populate(uint32_t idx)
 	M.ts_populated = end;
 }
 
+/* Per-entry state for a thread seen for the first time. Threads registered after start
+ * are charged from their birth (their CPU clock starts at 0, like the workload's truth);
+ * older ones (the main thread) from the first reading. */
 static void track(const struct reg_snap *e, uint64_t cpu_now)
 {
 	struct mach_tstate *ts = &M.ts[e->idx];

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -229,27 +230,64 @@ static void test_slot_resolver(void **state)
 	assert_int_equal(sb_slot_of_frame_pc((uint64_t)(uintptr_t)&test_slot_resolver), -1);
 }
 
+#ifdef __linux__
+/* Bytes of private pages the kernel's page tables map in the mapping that starts at
+ * start (/proc/self/smaps "Anonymous:"): the shared zero page, which a read maps, is not
+ * one of them. -1 when not found. */
+static long smaps_anonymous(const void *start)
+{
+	char line[512], want[32];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)start);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			in = strncmp(line, want, strlen(want)) == 0;
+		else if (in && sscanf(line, "Anonymous: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+#endif
+
 /* plat_populate_write: afterwards every page holding a byte of the range is resident
- * (mincore), the pages around it are not, and what the range held is unchanged. Where the
- * system cannot (Darwin, Linux before 5.14: -1), only the content is checked. */
+ * (mincore), the pages around it are not, each of them is a private page (smaps, Linux:
+ * not the zero page a read would map), and what the range held is unchanged. Where the
+ * system cannot (Darwin: -1), only the content is checked. */
 static void test_populate_write(void **state)
 {
 	(void)state;
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned char *m = mmap(NULL, 8 * (size_t)page, PROT_READ | PROT_WRITE,
+	/* 8 pages between two inaccessible ones, so that the 8 are a mapping of their own
+	 * (smaps): no neighbour merges into it */
+	unsigned char *g = mmap(NULL, 10 * (size_t)page, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *m = g + page;
 	unsigned char vec[8];
 
-	assert_true(m != MAP_FAILED);
+	assert_true(g != MAP_FAILED);
+	assert_int_equal(mprotect(m, 8 * (size_t)page, PROT_READ | PROT_WRITE), 0);
 	m[3 * page + 5] = 42;
 	int rc = plat_populate_write(m + 2 * page + 100, 2 * (size_t)page); /* pages 2 to 4 */
 	assert_int_equal(mincore((void *)m, 8 * (size_t)page, (void *)vec), 0);
+#ifdef __linux__
+	long anon = smaps_anonymous(m); /* before the reads below, which map nothing new */
+#endif
 	assert_int_equal(m[3 * page + 5], 42);
 	assert_int_equal(m[2 * page + 100], 0);
 	if (rc == 0)
 		for (int i = 0; i < 8; i++)
 			assert_int_equal(vec[i] & 1, i >= 2 && i <= 4);
-	munmap(m, 8 * (size_t)page);
+#ifdef __linux__
+	assert_int_equal(rc, 0);
+	assert_int_equal(anon, 3 * page);
+#endif
+	munmap(g, 10 * (size_t)page);
 }
 
 int main(void)
