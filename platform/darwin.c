@@ -31,6 +31,12 @@ pid_t plat_gettid(void)
 	return (pid_t)id;
 }
 
+int plat_thread_gone(pid_t tid)
+{
+	(void)tid;
+	return -1;
+}
+
 int plat_stack_bounds_self(uintptr_t *lo, uintptr_t *hi)
 {
 	/* The stack grows down from pthread_get_stackaddr_np (its highest address). */

@@ -21,6 +21,11 @@ pid_t plat_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+int plat_thread_gone(pid_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
 int plat_stack_bounds_self(uintptr_t *lo, uintptr_t *hi)
 {
 	pthread_attr_t attr;

@@ -22,6 +22,12 @@ extern const char plat_name[];
  * pid_t: unique among live threads in practice, used as a label only). Async-signal-safe. */
 pid_t plat_gettid(void);
 
+/* 1 once thread tid (plat_gettid) of this process has exited, so that nothing can stop or
+ * sample it any more (Linux: tgkill with signal 0 fails with ESRCH), 0 while it lives, -1
+ * where the system cannot tell (Darwin, whose ids are labels only): callers then rely on
+ * their own mark of the thread's end. */
+int plat_thread_gone(pid_t tid);
+
 /* Stack bounds [*lo, *hi) of the calling thread. Not async-signal-safe (Linux reads
  * /proc/self/maps for the main thread): call from the thread itself, outside handlers.
  * Returns 0, or -1 when unknown. */

@@ -10,10 +10,10 @@
  * issues its system call itself (platform.h), so that the workload's function is the
  * leaf while the thread is blocked: its stack can be judged like any other (`offcpu`).
  * busy is `param`, default 2, and at most threads-1, so that at least one thread idles.
- * Once the busy threads are done (the deadline) and have left the sampler (their `ends`:
- * a busy thread woken sooner than the herd's last waiter would stay the sampler's, its
- * wait outside its truth counted as its samples), a helper thread (no slot: its CPU is the
- * harness's) wakes the others: one byte into the pipe (poll then returns in every thread
+ * Once the busy threads are done (the deadline) and gone (they left the sampler, their
+ * `ends`, and exited: a busy thread that the woken thousands keep from a CPU on its way
+ * out would still be sampled, its wait outside its truth counted as its samples), a
+ * helper thread (no slot: its CPU is the harness's) wakes the others: one byte into the pipe (poll then returns in every thread
  * at once, and in any that comes late), then `done` set and each waiter's word set and
  * woken. Thousands of threads
  * waking at once wait long for a CPU; the busy threads have ended by then. Truth:
@@ -33,6 +33,7 @@
 
 #define SERVER_BUSY_DEFAULT 2
 #define SERVER_STACK_KB 256
+#define SERVER_EXIT_WAIT_NS 1000000000ull
 
 struct server_wl {
 	int busy;         /* slots [0, busy) spin */
@@ -64,16 +65,25 @@ static __attribute__((PLAT_DISTINCT_FN, noinline)) void server_wait(struct serve
 			atomic_fetch_add_explicit(&t->eintr, 1, memory_order_relaxed);
 }
 
-/* 1 once every busy slot's thread has left the sampler (sb_thread_end), or when a thread
- * never started, so that the waker waits for nobody. */
-static int server_busy_out(const struct wl_ctx *ctx, struct server_wl *s)
+/* How far the busy threads are: BUSY_RUNNING until every busy slot's thread has left the
+ * sampler (sb_thread_end), BUSY_LEFT until each has also exited (the sampler's own exit
+ * hooks run after sb_thread_end: mach's registry holds the thread until then), BUSY_GONE
+ * after, or at once when a thread never started. Where the system cannot tell an exit
+ * (Darwin), leaving the sampler is gone enough. */
+enum { BUSY_RUNNING, BUSY_LEFT, BUSY_GONE };
+static int server_busy_state(const struct wl_ctx *ctx, struct server_wl *s)
 {
+	int state = BUSY_GONE;
+
 	if (atomic_load(&s->start_failed))
-		return 1;
-	for (int i = 0; i < s->busy; i++)
+		return BUSY_GONE;
+	for (int i = 0; i < s->busy; i++) {
 		if (atomic_load(&ctx->truth[i].ends) == 0)
-			return 0;
-	return 1;
+			return BUSY_RUNNING;
+		if (plat_thread_gone(atomic_load(&ctx->truth[i].tid)) == 0)
+			state = BUSY_LEFT;
+	}
+	return state;
 }
 
 /* The helper: once the busy threads are out, every idle thread returns, also those
@@ -83,11 +93,19 @@ static void *server_waker(void *arg)
 	struct wl_ctx *ctx = arg;
 	struct server_wl *s = ctx->priv;
 	char b = 1;
+	uint64_t left_ns = 0; /* when every busy thread had left the sampler */
 
 	sb_thread_begin(-1);
 	plat_sleep_until_ns(ctx->deadline_ns);
-	while (!server_busy_out(ctx, s))
+	/* a second at most from leaving the sampler to exiting: an exited thread's id taken
+	 * again by a new thread must not keep the waker waiting for it */
+	for (int st; (st = server_busy_state(ctx, s)) != BUSY_GONE;) {
+		if (st == BUSY_LEFT && !left_ns)
+			left_ns = sb_now_ns();
+		if (left_ns && sb_now_ns() - left_ns > SERVER_EXIT_WAIT_NS)
+			break;
 		plat_sleep_until_ns(sb_now_ns() + 1000000);
+	}
 	while (write(s->pipe_fds[1], &b, 1) < 0 && errno == EINTR)
 		;
 	atomic_store_explicit(&s->done, 1, memory_order_release);
